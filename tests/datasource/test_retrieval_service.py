@@ -1,0 +1,339 @@
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from zhiku.core.errors import ConfigError, ModelUnavailable, StoreError
+from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.datasource.retrieval_service import ChannelError, RetrievalService
+from zhiku.rerank.types import FusedHit
+
+
+class FakeChannel:
+    """A channel with a fixed answer; records how it was called and from which thread."""
+
+    def __init__(
+        self,
+        hits: list[tuple[str, float]],
+        *,
+        delay: float = 0.0,
+        error: Exception | None = None,
+    ) -> None:
+        self.hits = hits
+        self.delay = delay
+        self.error = error
+        self.calls: list[tuple[str, int]] = []
+        self.threads: list[str] = []
+
+    def search(self, query: str, limit: int) -> list[tuple[str, float]]:
+        self.calls.append((query, limit))
+        self.threads.append(threading.current_thread().name)
+        time.sleep(self.delay)
+        if self.error is not None:
+            raise self.error
+        return self.hits[:limit]
+
+
+class LiveSegments:
+    """Stands in for the segment table: only enabled, fully indexed segments have a row."""
+
+    def __init__(self, texts: Mapping[str, str]) -> None:
+        self.texts = dict(texts)
+        self.calls: list[list[str]] = []
+
+    def __call__(self, ids: Sequence[str]) -> dict[str, str]:
+        self.calls.append(list(ids))
+        return {i: self.texts[i] for i in ids if i in self.texts}
+
+
+class TokenOverlap:
+    name = "token-overlap"
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        self.calls.append(list(texts))
+        words = set(query.split())
+        return [len(words & set(t.split())) / len(words) for t in texts]
+
+
+def config(**fields: object) -> RetrievalConfig:
+    return RetrievalConfig.model_validate(fields)
+
+
+def ids(hits: Sequence[FusedHit]) -> list[str]:
+    return [h.segment_id for h in hits]
+
+
+def scores(hits: Sequence[FusedHit]) -> dict[str, float]:
+    return {h.segment_id: h.score for h in hits}
+
+
+# semantic minmax: a=1, b=.5, c=0; full_text: c=1, a=.5, d=0; keyword: c=1, b=0
+SEMANTIC = [("a", 0.90), ("b", 0.85), ("c", 0.80)]
+FULL_TEXT = [("c", 8.0), ("a", 4.0), ("d", 0.0)]
+KEYWORD = [("c", 2.0), ("b", 1.0)]
+
+
+def three_channels() -> dict[str, FakeChannel]:
+    return {
+        "semantic": FakeChannel(SEMANTIC),
+        "full_text": FakeChannel(FULL_TEXT),
+        "keyword": FakeChannel(KEYWORD),
+    }
+
+
+def test_channels_run_concurrently() -> None:
+    channels = {
+        "semantic": FakeChannel([("a", 0.9)], delay=0.2),
+        "full_text": FakeChannel([("b", 3.0)], delay=0.2),
+    }
+    with RetrievalService(channels) as service:
+        start = time.perf_counter()
+        hits, timings = service.retrieve_with_timings(
+            "q", config(hybrid_methods=["semantic", "full_text"])
+        )
+        elapsed = time.perf_counter() - start
+    assert elapsed < 0.35
+    assert set(ids(hits)) == {"a", "b"}
+    assert set(timings) == {"semantic", "full_text"}
+    assert all(190.0 <= ms < 350.0 for ms in timings.values())
+
+
+def test_each_channel_recalls_effective_recall_k() -> None:
+    channels = three_channels()
+    with RetrievalService(channels) as service:
+        service.retrieve("q", config(top_k=20))
+        service.retrieve("q", config(top_k=2, recall_k=7))
+    for channel in channels.values():
+        assert channel.calls == [("q", 80), ("q", 7)]
+
+
+def test_hybrid_weighted_hand_computed() -> None:
+    weights = {"semantic": 0.5, "full_text": 0.3, "keyword": 0.2}
+    with RetrievalService(three_channels()) as service:
+        hits = service.retrieve("q", config(top_k=10, reranking={"weights": weights}))
+    # a = .5 + .3*.5, b = .5*.5 + .2*0, c = 0 + .3 + .2, d = 0
+    assert ids(hits) == ["a", "c", "b", "d"]
+    assert scores(hits) == pytest.approx({"a": 0.65, "c": 0.5, "b": 0.25, "d": 0.0})
+    assert hits[1].scores == {"semantic": 0.80, "full_text": 8.0, "keyword": 2.0}
+    assert hits[1].ranks == {"semantic": 3, "full_text": 1, "keyword": 1}
+
+
+def test_threshold_then_top_k() -> None:
+    weights = {"semantic": 0.5, "full_text": 0.3, "keyword": 0.2}
+    with RetrievalService(three_channels()) as service:
+        cfg = config(top_k=10, score_threshold=0.2, reranking={"weights": weights})
+        assert ids(service.retrieve("q", cfg)) == ["a", "c", "b"]
+        cfg = config(top_k=2, score_threshold=0.2, reranking={"weights": weights})
+        assert ids(service.retrieve("q", cfg)) == ["a", "c"]
+
+
+def test_single_channel_keeps_raw_scores() -> None:
+    with RetrievalService(three_channels()) as service:
+        cfg = config(search_method="semantic_search", score_threshold=0.85, top_k=10)
+        hits = service.retrieve("q", cfg)
+    assert scores(hits) == {"a": 0.90, "b": 0.85}
+
+
+def test_rrf_mode() -> None:
+    channels = three_channels()
+    cfg = config(
+        hybrid_methods=["semantic", "full_text"],
+        top_k=10,
+        reranking={"mode": "rrf", "rrf_k": 60, "weights": {"semantic": 1.0, "full_text": 1.0}},
+    )
+    with RetrievalService(channels) as service:
+        hits = service.retrieve("q", cfg)
+    # a: 1/61 + 1/62, c: 1/63 + 1/61, b: 1/62, d: 1/63; divided by the maximum 2/61
+    expected = {"a": 1 / 61 + 1 / 62, "c": 1 / 63 + 1 / 61, "b": 1 / 62, "d": 1 / 63}
+    assert ids(hits) == ["a", "c", "b", "d"]
+    assert scores(hits) == pytest.approx({k: v * 61 / 2 for k, v in expected.items()})
+    assert channels["keyword"].calls == []
+
+
+def test_none_mode_several_channels() -> None:
+    cfg = config(hybrid_methods=["semantic", "full_text"], top_k=10, reranking={"mode": "none"})
+    with RetrievalService(three_channels()) as service:
+        hits = service.retrieve("q", cfg)
+    assert scores(hits) == pytest.approx({"a": 1.0, "c": 1.0, "b": 0.5, "d": 0.0})
+
+
+def test_reorder_puts_best_at_both_ends() -> None:
+    semantic = [(f"s{i}", 1.0 - i / 10) for i in range(1, 6)]
+    with RetrievalService({"semantic": FakeChannel(semantic)}) as service:
+        cfg = config(search_method="semantic_search", top_k=5, reorder=True)
+        assert ids(service.retrieve("q", cfg)) == ["s1", "s3", "s5", "s4", "s2"]
+
+
+def test_dead_segments_never_come_out_and_take_no_rank() -> None:
+    live = LiveSegments({"b": "text b", "c": "text c", "d": "text d"})  # "a" disabled
+    with RetrievalService(three_channels(), live_segments=live) as service:
+        hits = service.retrieve("q", config(top_k=10))
+    assert "a" not in ids(hits)
+    assert live.calls == [["a", "b", "c", "d"]]  # once, with the union
+    b = next(h for h in hits if h.segment_id == "b")
+    assert b.ranks == {"semantic": 1, "keyword": 2}
+    # semantic without "a": b=1, c=0; full_text without "a": c=1, d=0; keyword: c=1, b=0
+    assert scores(hits) == pytest.approx({"c": 0.5, "b": 0.5, "d": 0.0})
+
+
+def test_nothing_found_does_not_call_live_segments() -> None:
+    live = LiveSegments({})
+    channels = {"semantic": FakeChannel([]), "full_text": FakeChannel([])}
+    with RetrievalService(channels, live_segments=live) as service:
+        assert service.retrieve("q", config(hybrid_methods=["semantic", "full_text"])) == []
+    assert live.calls == []
+
+
+def test_empty_query_returns_nothing_without_searching() -> None:
+    channels = three_channels()
+    with RetrievalService(channels) as service:
+        assert service.retrieve_with_timings("  \n", config()) == ([], {})
+    assert all(channel.calls == [] for channel in channels.values())
+
+
+def test_asked_channel_missing_is_a_config_error() -> None:
+    with RetrievalService({"semantic": FakeChannel(SEMANTIC)}) as service:
+        with pytest.raises(ConfigError, match="full_text, keyword"):
+            service.retrieve("q", config())
+
+
+def test_failed_channel_is_logged_and_fused_as_empty(caplog: pytest.LogCaptureFixture) -> None:
+    channels = {
+        "semantic": FakeChannel([], error=RuntimeError("embedding endpoint down")),
+        "full_text": FakeChannel([("x", 3.0), ("y", 1.0)]),
+    }
+    cfg = config(
+        hybrid_methods=["semantic", "full_text"],
+        reranking={"weights": {"semantic": 0.5, "full_text": 0.5}},
+    )
+    with caplog.at_level(logging.WARNING), RetrievalService(channels) as service:
+        hits, timings = service.retrieve_with_timings("q", cfg)
+    assert scores(hits) == pytest.approx({"x": 0.5, "y": 0.0})
+    assert set(timings) == {"full_text"}
+    assert "semantic search failed" in caplog.text
+    assert "embedding endpoint down" in caplog.text
+
+
+def test_every_channel_failing_raises_a_typed_error_naming_the_channel() -> None:
+    cause = ModelUnavailable("no embedding model installed")
+    channels = {
+        "semantic": FakeChannel([], error=cause),
+        "keyword": FakeChannel([], error=OSError("postings table locked")),
+    }
+    with RetrievalService(channels) as service:
+        with pytest.raises(ChannelError) as caught:
+            service.retrieve("q", config(hybrid_methods=["semantic", "keyword"]))
+    error = caught.value
+    assert isinstance(error, StoreError)
+    assert error.channel == "semantic"
+    assert error.__cause__ is cause
+    assert error.code == "model_unavailable"
+    assert "semantic search failed" in str(error) and "also failed: keyword" in str(error)
+
+
+def test_single_channel_failure_is_raised() -> None:
+    channels = {"full_text": FakeChannel([], error=OSError("index file missing"))}
+    with RetrievalService(channels) as service:
+        with pytest.raises(ChannelError, match="full_text search failed.*index file missing") as e:
+            service.retrieve("q", config(search_method="full_text_search"))
+    assert e.value.code == "store_error"
+
+
+def test_reranking_model_orders_live_texts() -> None:
+    live = LiveSegments(
+        {"b": "the sky is grey", "c": "blue sky at dawn", "d": "apples are red"}
+    )
+    model = TokenOverlap()
+    cfg = config(top_k=10, reranking={"mode": "reranking_model", "model": "token-overlap"})
+    with RetrievalService(three_channels(), live_segments=live, rerank_model=model) as service:
+        hits = service.retrieve("blue sky", cfg)
+    assert ids(hits) == ["c", "b", "d"]
+    assert scores(hits) == {"c": 1.0, "b": 0.5, "d": 0.0}
+    assert len(model.calls) == 1 and len(model.calls[0]) == 3  # "a" is not live
+
+
+def test_reranking_model_applies_to_a_single_channel_too() -> None:
+    live = LiveSegments({"a": "red", "b": "blue sky", "c": "sky"})
+    cfg = config(search_method="semantic_search", reranking={"mode": "reranking_model"})
+    service = RetrievalService(three_channels(), live_segments=live, rerank_model=TokenOverlap())
+    with service:
+        assert ids(service.retrieve("blue sky", cfg)) == ["b", "c", "a"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "model", "message"),
+    [
+        ({}, None, "needs a rerank model"),
+        ({"rerank_model": TokenOverlap()}, "token-overlap", "live_segments"),
+        (
+            {"rerank_model": TokenOverlap(), "live_segments": LiveSegments({})},
+            "bge-reranker",
+            "'bge-reranker'",
+        ),
+    ],
+)
+def test_reranking_model_prerequisites(
+    kwargs: dict[str, object], model: str | None, message: str
+) -> None:
+    cfg = config(reranking={"mode": "reranking_model", "model": model})
+    with RetrievalService(three_channels(), **kwargs) as service:  # type: ignore[arg-type]
+        with pytest.raises(ConfigError, match=message):
+            service.retrieve("q", cfg)
+
+
+def test_dify_shaped_config() -> None:
+    dify = {
+        "search_method": "hybrid_search",
+        "reranking_enable": False,
+        "reranking_mode": "weighted_score",
+        "weights": {
+            "weight_type": "customized",
+            "vector_setting": {"vector_weight": 0.7},
+            "keyword_setting": {"keyword_weight": 0.3},
+        },
+        "top_k": 2,
+        "score_threshold_enabled": True,
+        "score_threshold": 0.5,
+    }
+    cfg = RetrievalConfig.from_dict(dify)
+    unlimited = RetrievalConfig.from_dict({**dify, "score_threshold_enabled": False})
+    with RetrievalService(three_channels()) as service:
+        hits = service.retrieve("q", cfg)
+        without_threshold = service.retrieve("q", unlimited)
+    # weights .7 / .24 / .06: a = .7 + .24*.5 = .82, b = .35, c = .24 + .06 = .30, d = 0
+    assert ids(hits) == ["a"]
+    assert hits[0].score == pytest.approx(0.82)
+    assert ids(without_threshold) == ["a", "b"]  # top_k 2
+
+
+def test_dify_shaped_rerank_config() -> None:
+    dify = {
+        "search_method": "full_text_search",
+        "reranking_enable": True,
+        "reranking_model": {"reranking_provider_name": "x", "reranking_model_name": "token-overlap"},
+        "top_k": 1,
+        "score_threshold_enabled": False,
+    }
+    live = LiveSegments({"a": "red", "c": "blue sky", "d": "sky"})
+    service = RetrievalService(three_channels(), live_segments=live, rerank_model=TokenOverlap())
+    with service:
+        assert ids(service.retrieve("blue sky", RetrievalConfig.from_dict(dify))) == ["c"]
+
+
+def test_shared_executor_runs_channels_and_is_left_open() -> None:
+    channels = {"semantic": FakeChannel(SEMANTIC), "full_text": FakeChannel(FULL_TEXT)}
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="shared-pool") as pool:
+        service = RetrievalService(channels, executor=pool)
+        service.retrieve("q", config(hybrid_methods=["semantic", "full_text"]))
+        service.close()
+        assert pool.submit(lambda: 1).result() == 1
+    assert channels["semantic"].threads == [threading.current_thread().name]
+    assert channels["full_text"].threads[0].startswith("shared-pool")

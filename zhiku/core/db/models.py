@@ -1,0 +1,134 @@
+"""SQLAlchemy 2.0 models: the metadata database is the source of truth.
+
+A segment is served only if its row exists, it is enabled, and its document is ``completed``
+and enabled. Stores may briefly hold points that the database does not (an interrupted
+ingest); they are invisible to search and swept at start-up.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, list[str]: JSON}
+
+
+class DatasetRow(Base):
+    __tablename__ = "datasets"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(255), unique=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    embedding_model: Mapped[str] = mapped_column(String(255))
+    embedding_dim: Mapped[int] = mapped_column(Integer)
+    embedding_options: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    retrieval_config: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    process_rule: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    tokenizer_settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    doc_form: Mapped[str] = mapped_column(String(32), default="paragraph")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, onupdate=utcnow
+    )
+
+    documents: Mapped[list[DocumentRow]] = relationship(
+        back_populates="dataset", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+
+class DocumentRow(Base):
+    __tablename__ = "documents"
+    __table_args__ = (Index("ix_documents_dataset_status", "dataset_id", "status"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(1024))
+    source: Mapped[str] = mapped_column(Text, default="")
+    file_hash: Mapped[str | None] = mapped_column(String(64))
+    size: Mapped[int] = mapped_column(Integer, default=0)
+    status: Mapped[str] = mapped_column(String(16), default="waiting")
+    error: Mapped[str | None] = mapped_column(Text)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    segment_count: Mapped[int] = mapped_column(Integer, default=0)
+    token_count: Mapped[int] = mapped_column(Integer, default=0)
+    doc_metadata: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    parsing_started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    cleaning_started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    splitting_started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    indexing_started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    error_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    dataset: Mapped[DatasetRow] = relationship(back_populates="documents")
+
+
+class SegmentRow(Base):
+    __tablename__ = "segments"
+    __table_args__ = (
+        Index("ix_segments_document_position", "document_id", "position"),
+        Index("ix_segments_dataset", "dataset_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
+    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    content: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str | None] = mapped_column(Text)
+    hash: Mapped[str] = mapped_column(String(64))
+    tokens: Mapped[int] = mapped_column(Integer, default=0)
+    keywords: Mapped[list[str]] = mapped_column(default=list)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    seg_metadata: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class KeywordPostingRow(Base):
+    """One (keyword, segment) pair with the keyword's TF-IDF weight in that segment."""
+
+    __tablename__ = "keyword_postings"
+    __table_args__ = (Index("ix_postings_dataset_keyword", "dataset_id", "keyword"),)
+
+    segment_id: Mapped[str] = mapped_column(
+        ForeignKey("segments.id", ondelete="CASCADE"), primary_key=True
+    )
+    keyword: Mapped[str] = mapped_column(String(255), primary_key=True)
+    dataset_id: Mapped[str] = mapped_column(String(36))
+    weight: Mapped[float] = mapped_column(Float)
+
+
+class EmbeddingCacheRow(Base):
+    """An embedding keyed by (model, sha256(text)); float32 bytes."""
+
+    __tablename__ = "embedding_cache"
+
+    model: Mapped[str] = mapped_column(String(255), primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    dim: Mapped[int] = mapped_column(Integer)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)

@@ -1,0 +1,83 @@
+"""The values that flow through ingestion and retrieval.
+
+Plain dataclasses with no behaviour beyond small derived properties, so every stage can be
+tested with values built by hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Namespace for stable segment ids: the same document, position and content give the same id.
+SEGMENT_NAMESPACE = uuid.UUID("6f0c9a52-6c1e-4f1e-9a57-2b6d7f1c0a11")
+
+
+def content_hash(text: str) -> str:
+    """sha256 hex digest of ``text`` (UTF-8); the identity of a segment's content."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def segment_id(document_id: str, position: int, content: str) -> str:
+    """Stable segment id: uuid5 over document, position and content hash."""
+    return str(uuid.uuid5(SEGMENT_NAMESPACE, f"{document_id}:{position}:{content_hash(content)}"))
+
+
+@dataclass
+class Document:
+    """Text extracted from a source, with metadata such as ``source``, ``page``, ``title``."""
+
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Chunk:
+    """A piece of a document produced by a splitter. ``tokens`` counts the splitter's tokens."""
+
+    content: str
+    position: int
+    tokens: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Segment:
+    """The unit that is indexed and retrieved.
+
+    ``content`` is what is indexed (for Q&A: the question); ``answer`` is returned beside it.
+    """
+
+    id: str
+    document_id: str
+    position: int
+    content: str
+    tokens: int
+    hash: str
+    keywords: list[str] = field(default_factory=list)
+    answer: str | None = None
+    enabled: bool = True
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Hit:
+    """One retrieval result.
+
+    ``score`` is the final (fused) score; ``scores`` and ``ranks`` hold each search method's own
+    raw score and 1-based rank (``semantic``, ``full_text``, ``keyword``) where it found the segment.
+    """
+
+    segment_id: str
+    score: float
+    scores: dict[str, float] = field(default_factory=dict)
+    ranks: dict[str, int] = field(default_factory=dict)
+    content: str = ""
+    answer: str | None = None
+    document_id: str = ""
+    document_name: str = ""
+    dataset_id: str = ""
+    position: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,62 @@
+"""Named plugin registries: built-ins by name, third parties by entry point or dotted path.
+
+One :class:`Registry` per plug point (``extractors``, ``vector``, ``fulltext``, ``embedding``,
+``cleaners``, ``splitters``, ``index_processors``). A factory registered under a name is called
+lazily, so heavy imports happen only when that plugin is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Generic, TypeVar
+
+from zhiku.core.errors import ConfigError
+
+T = TypeVar("T")
+
+ENTRY_POINT_GROUP = "zhiku.plugins"
+
+
+class Registry(Generic[T]):
+    """Maps names to factories for one plug point."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._factories: dict[str, Callable[..., T]] = {}
+
+    def register(self, name: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
+        """Decorator: ``@extractors.register("pdf")``."""
+
+        def add(factory: Callable[..., T]) -> Callable[..., T]:
+            self._factories[name] = factory
+            return factory
+
+        return add
+
+    def add(self, name: str, factory: Callable[..., T]) -> None:
+        self._factories[name] = factory
+
+    def names(self) -> list[str]:
+        return sorted(self._factories)
+
+    def factory(self, name: str) -> Callable[..., T]:
+        """The factory for ``name``: a registered name, an entry point, or ``pkg.module:Class``."""
+        if name in self._factories:
+            return self._factories[name]
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            if ep.name == f"{self.kind}.{name}":
+                factory = ep.load()
+                self._factories[name] = factory
+                return factory
+        if ":" in name or "." in name:
+            module_name, _, attr = name.replace(":", ".").rpartition(".")
+            try:
+                return getattr(importlib.import_module(module_name), attr)  # type: ignore[no-any-return]
+            except (ImportError, AttributeError) as exc:
+                raise ConfigError(f"cannot load {self.kind} plugin {name!r}: {exc}") from exc
+        raise ConfigError(f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}")
+
+    def create(self, name: str, **options: object) -> T:
+        return self.factory(name)(**options)

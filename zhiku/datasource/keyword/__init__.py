@@ -1,0 +1,6 @@
+"""jieba keyword search: TF-IDF keywords per segment, postings in the metadata DB, scored search."""
+
+from zhiku.datasource.keyword.extraction import KeywordExtractor, extract_keywords
+from zhiku.datasource.keyword.store import KeywordStore
+
+__all__ = ["KeywordExtractor", "KeywordStore", "extract_keywords"]

@@ -1,0 +1,218 @@
+"""RetrievalService: one dataset's search — channels in parallel, live filter, fusion, cut-offs.
+
+A query runs through these steps, each visible in :meth:`RetrievalService.retrieve_with_timings`:
+
+1. every channel the config asks for (``semantic``, ``full_text``, ``keyword``) recalls
+   ``config.effective_recall_k`` candidates, concurrently;
+2. ``live_segments`` is asked once about the union of candidate ids; ids it does not return
+   (disabled, deleted, half-indexed segments) are dropped before fusion, so they neither come out
+   nor take a rank;
+3. fusion by ``config.reranking.mode`` (see :mod:`zhiku.rerank.fusion` for what each final score
+   means); a single-channel search keeps the channel's raw score unless a rerank model is asked;
+4. ``score_threshold`` on the final score, ``top_k``, then the odd/even reorder if enabled.
+
+Channel failures: when at least one channel answers, a failed channel is logged (warning, with
+its traceback), left out of the timings, and fused as if it had found nothing — the fused scores
+keep their scale, so a threshold stays as strict as configured. When every channel fails,
+:class:`ChannelError` naming the first failed channel is raised.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Protocol
+
+from zhiku.core.errors import ConfigError, StoreError, ZhikuError
+from zhiku.core.retrieval_config import Channel, RetrievalConfig
+from zhiku.rerank.fusion import cut, max_score, rerank_with_model, rrf, weighted_score
+from zhiku.rerank.reorder import reorder
+from zhiku.rerank.types import FusedHit, RerankModel
+
+logger = logging.getLogger(__name__)
+
+_Ranked = list[tuple[str, float]]
+
+
+class SearchChannel(Protocol):
+    """One way of searching a dataset, bound to its stores and query tokenizer or embedder.
+
+    ``search`` returns at most ``limit`` ``(segment_id, raw_score)`` pairs, best first, higher is
+    better. It is called from worker threads, concurrently with the dataset's other channels.
+    """
+
+    def search(self, query: str, limit: int) -> list[tuple[str, float]]: ...
+
+
+class ChannelError(StoreError):
+    """Every searched channel failed; names the first one and keeps its exception as the cause.
+
+    ``code`` is the cause's code when the cause is a ZhikuError (e.g. ``model_unavailable`` when
+    the embedding endpoint is down), else ``store_error``.
+    """
+
+    def __init__(self, channel: str, cause: Exception, also_failed: Sequence[str] = ()) -> None:
+        self.channel = channel
+        self.cause = cause
+        if isinstance(cause, ZhikuError):
+            self.code = cause.code
+        message = f"{channel} search failed: {type(cause).__name__}: {cause}"
+        if also_failed:
+            message += f" (also failed: {', '.join(also_failed)})"
+        super().__init__(message)
+
+
+class RetrievalService:
+    """Searches one dataset's channels and fuses them according to a :class:`RetrievalConfig`.
+
+    ``live_segments(ids) -> {id: text}`` answers which candidates may be returned and gives the
+    texts a rerank model reads; without it nothing is filtered and ``reranking_model`` is
+    unavailable. ``executor`` runs all channels but the first (which runs in the calling
+    thread); share one bounded pool between services, but not the pool whose threads call
+    ``retrieve``, or a full pool deadlocks. Without one, the service owns a small pool:
+    call :meth:`close` (or use it as a context manager) when done.
+    """
+
+    def __init__(
+        self,
+        channels: Mapping[Channel, SearchChannel],
+        *,
+        live_segments: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
+        rerank_model: RerankModel | None = None,
+        executor: ThreadPoolExecutor | None = None,
+    ) -> None:
+        self._channels = dict(channels)
+        self._live_segments = live_segments
+        self._rerank_model = rerank_model
+        self._owns_executor = executor is None
+        self._executor = executor or ThreadPoolExecutor(
+            max_workers=max(1, len(self._channels) - 1), thread_name_prefix="zhiku-retrieve"
+        )
+
+    def retrieve(self, query: str, config: RetrievalConfig) -> list[FusedHit]:
+        """The fused hits, best first (or odd/even reordered). Empty query → []."""
+        return self.retrieve_with_timings(query, config)[0]
+
+    def retrieve_with_timings(
+        self, query: str, config: RetrievalConfig
+    ) -> tuple[list[FusedHit], dict[str, float]]:
+        """The hits and, per channel that answered, its search time in milliseconds.
+
+        Raises ConfigError if the config asks for a channel this dataset lacks, or for
+        ``reranking_model`` without a (matching) model or ``live_segments``; ChannelError if
+        every channel fails.
+        """
+        channels = config.channels
+        self._check(config, channels)
+        if not query.strip():
+            return [], {}
+        found, timings = self._search(query, channels, config.effective_recall_k)
+        texts = self._live(found)
+        if texts is not None:
+            found = {ch: [(sid, s) for sid, s in hits if sid in texts] for ch, hits in found.items()}
+        hits = cut(
+            self._fuse(query, found, texts or {}, config),
+            score_threshold=config.score_threshold,
+            top_k=config.top_k,
+        )
+        return (reorder(hits) if config.reorder else hits), timings
+
+    def close(self) -> None:
+        """Shut down the pool this service created (a pool passed in is left alone)."""
+        if self._owns_executor:
+            self._executor.shutdown(wait=True)
+
+    def __enter__(self) -> RetrievalService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check(self, config: RetrievalConfig, channels: Sequence[Channel]) -> None:
+        missing = [ch for ch in channels if ch not in self._channels]
+        if missing:
+            raise ConfigError(
+                f"the retrieval config searches {', '.join(missing)} but this dataset has no such "
+                f"channel (available: {', '.join(self._channels) or 'none'})"
+            )
+        if config.reranking.mode != "reranking_model":
+            return
+        wanted = config.reranking.model
+        if self._rerank_model is None:
+            raise ConfigError(f"reranking_model needs a rerank model ({wanted or 'none named'})")
+        if wanted is not None and wanted != self._rerank_model.name:
+            raise ConfigError(
+                f"the config asks for rerank model {wanted!r}, "
+                f"the service has {self._rerank_model.name!r}"
+            )
+        if self._live_segments is None:
+            raise ConfigError("reranking_model needs live_segments to supply segment texts")
+
+    def _search(
+        self, query: str, channels: Sequence[Channel], limit: int
+    ) -> tuple[dict[str, _Ranked], dict[str, float]]:
+        """Each channel's answer (a failed one as []) in config order, and the timings."""
+        first, *rest = channels
+        futures: dict[Channel, Future[tuple[_Ranked, float]]] = {
+            ch: self._executor.submit(_timed, self._channels[ch], query, limit) for ch in rest
+        }
+        outcomes: dict[Channel, tuple[_Ranked, float] | Exception] = {}
+        try:
+            outcomes[first] = _timed(self._channels[first], query, limit)
+        except Exception as exc:  # noqa: BLE001 - judged below with the other channels
+            outcomes[first] = exc
+        for ch, future in futures.items():
+            try:
+                outcomes[ch] = future.result()
+            except Exception as exc:  # noqa: BLE001
+                outcomes[ch] = exc
+
+        failed = {ch: out for ch, out in outcomes.items() if isinstance(out, Exception)}
+        if len(failed) == len(channels):
+            name, cause = next(iter(failed.items()))
+            raise ChannelError(name, cause, also_failed=list(failed)[1:]) from cause
+        for ch, exc in failed.items():
+            logger.warning("%s search failed; fusing without it", ch, exc_info=exc)
+
+        found: dict[str, _Ranked] = {}
+        timings: dict[str, float] = {}
+        for ch in channels:
+            out = outcomes[ch]
+            if isinstance(out, Exception):
+                found[ch] = []
+            else:
+                found[ch], timings[ch] = out
+        return found, timings
+
+    def _live(self, found: Mapping[str, _Ranked]) -> Mapping[str, str] | None:
+        """Texts of the live candidates, or None when the service has no live filter."""
+        if self._live_segments is None:
+            return None
+        ids = list(dict.fromkeys(sid for hits in found.values() for sid, _ in hits))
+        return self._live_segments(ids) if ids else {}
+
+    def _fuse(
+        self,
+        query: str,
+        found: Mapping[str, _Ranked],
+        texts: Mapping[str, str],
+        config: RetrievalConfig,
+    ) -> list[FusedHit]:
+        reranking = config.reranking
+        if reranking.mode == "reranking_model":
+            assert self._rerank_model is not None  # guaranteed by _check
+            return rerank_with_model(query, found, texts, self._rerank_model)
+        if len(found) == 1 or reranking.mode == "none":
+            return max_score(found)
+        weights: dict[str, float] = dict(reranking.weights)
+        if reranking.mode == "weighted_score":
+            return weighted_score(found, weights)
+        return rrf(found, k=reranking.rrf_k, weights=weights)
+
+
+def _timed(channel: SearchChannel, query: str, limit: int) -> tuple[_Ranked, float]:
+    start = time.perf_counter()
+    hits = channel.search(query, limit)
+    return hits, (time.perf_counter() - start) * 1000.0

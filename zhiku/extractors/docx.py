@@ -1,0 +1,88 @@
+"""Word ``.docx`` files through python-docx: paragraphs and tables in reading order.
+
+Headings (styles "Heading N", "Title", or an outline level) are written as Markdown heading
+lines (``## Install``) so that structure reads the same as in Markdown files, and the file is
+cut into one Document per top section like Markdown (see :mod:`zhiku.extractors.sections`).
+A table row is one line with its cells joined by ``" | "``. Headers, footers and comments are
+left out: they repeat on every page and would crowd out the body in retrieval.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from zhiku.core.documents import Document
+from zhiku.extractors.base import make_document, parser_errors, read_bytes, require_text
+from zhiku.extractors.sections import DEFAULT_SPLIT_LEVEL, Block, group_sections
+
+if TYPE_CHECKING:
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+_HEADING_STYLE = re.compile(r"(?:heading|标题)\s*([1-9])", re.IGNORECASE)
+
+
+class DocxExtractor:
+    """``split_level``: headings of this level or above start a new Document."""
+
+    def __init__(self, split_level: int = DEFAULT_SPLIT_LEVEL) -> None:
+        self.split_level = split_level
+
+    def extract(self, source: Path | bytes, *, name: str) -> list[Document]:
+        import docx
+
+        data = read_bytes(source, name)
+        with parser_errors(name, "DOCX"):
+            document = docx.Document(io.BytesIO(data))
+            blocks = [_block(item) for item in document.iter_inner_content()]
+            title = (document.core_properties.title or "").strip() or None
+        if title is None:
+            title = next((b.heading_text for b in blocks if b.heading_level == 1), None)
+        documents = [
+            make_document(s.text, name, title=title, headings=s.headings)
+            for s in group_sections(blocks, self.split_level)
+        ]
+        return require_text(documents, name)
+
+
+def _block(item: Paragraph | Table) -> Block:
+    from docx.table import Table
+
+    if isinstance(item, Table):
+        return Block(_table_text(item))
+    text = item.text.strip()
+    level = _heading_level(item)
+    if level is None or not text:
+        return Block(text)
+    return Block(f"{'#' * min(level, 6)} {text}", level, text)
+
+
+def _heading_level(paragraph: Paragraph) -> int | None:
+    style_name = (paragraph.style.name or "") if paragraph.style is not None else ""
+    match = _HEADING_STYLE.fullmatch(style_name.strip())
+    if match:
+        return int(match.group(1))
+    if style_name.strip().lower() == "title":
+        return 1
+    outline = paragraph._p.xpath("./w:pPr/w:outlineLvl/@w:val")
+    if outline and str(outline[0]).isdigit() and int(outline[0]) < 9:
+        return int(outline[0]) + 1
+    return None
+
+
+def _table_text(table: Table) -> str:
+    lines = []
+    for row in table.rows:
+        cells: list[str] = []
+        seen: set[int] = set()
+        for cell in row.cells:  # a merged cell appears once per grid column it spans
+            if id(cell._tc) in seen:
+                continue
+            seen.add(id(cell._tc))
+            cells.append(" ".join(cell.text.split()))
+        if any(cells):
+            lines.append(" | ".join(cells))
+    return "\n".join(lines)

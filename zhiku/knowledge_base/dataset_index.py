@@ -1,0 +1,266 @@
+"""A dataset's three stores plus its embedding model, and the write path that keeps them in step.
+
+Write protocol (what makes "all stores or none" hold without a distributed transaction):
+
+1. embed the new segments (cached) and upsert them into the vector and full-text stores;
+2. in ONE database transaction: delete the document's old segment rows and postings, insert the
+   new rows and postings, mark the document ``completed`` — this commit is the moment the new
+   version becomes visible, because search only returns segments whose rows exist;
+3. delete the old points that the new version does not reuse from both stores, and flush.
+
+A crash before 2 leaves invisible points (swept at the next open); a crash after 2 leaves old
+points that are invisible too. Either way a reader never sees a half-indexed document.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from zhiku.core.config import Settings
+from zhiku.core.db.models import DatasetRow, DocumentRow, SegmentRow, utcnow
+from zhiku.core.documents import Segment
+from zhiku.core.errors import ConfigError
+from zhiku.datasource.fulltext.base import FullTextStore, TextRecord
+from zhiku.datasource.keyword import KeywordExtractor, KeywordStore
+from zhiku.datasource.retrieval_service import RetrievalService
+from zhiku.datasource.tokenizer import Tokenizer
+from zhiku.datasource.vector.base import VectorRecord, VectorStore
+from zhiku.knowledge_base.embedding_cache import DatabaseEmbeddingCache
+from zhiku.providers.embedding import CachedEmbedding, EmbeddingModel, create_embedding_model
+
+_UPSERT_BATCH = 512
+
+
+def open_embedding(name: str, options: dict[str, Any], sessions: sessionmaker[Session]) -> EmbeddingModel:
+    """The dataset's embedding model wrapped with the database cache."""
+    return CachedEmbedding(create_embedding_model(name, **options), DatabaseEmbeddingCache(sessions))
+
+
+def _open_vector(settings: Settings, dataset_id: str, dim: int) -> VectorStore:
+    if settings.vector_backend == "qdrant" or settings.qdrant_url:
+        from zhiku.datasource.vector.qdrant import QdrantClientVectorStore
+
+        location = settings.qdrant_url or str(settings.qdrant_path / "client")
+        return QdrantClientVectorStore(location, f"zhiku_{dataset_id}_dense", dim)
+    from zhiku.datasource.vector.edge import EdgeVectorStore
+
+    return EdgeVectorStore(settings.qdrant_path / dataset_id / "dense", dim)
+
+
+def _open_fulltext(settings: Settings, dataset_id: str) -> FullTextStore:
+    backend = settings.fulltext_backend
+    if backend == "memory":
+        from zhiku.datasource.fulltext.memory import RankBM25Store
+
+        return RankBM25Store()
+    if backend == "qdrant" or settings.qdrant_url:
+        from zhiku.datasource.fulltext.sparse import QdrantClientSparseBM25Store
+
+        location = settings.qdrant_url or str(settings.qdrant_path / "client")
+        return QdrantClientSparseBM25Store(location, f"zhiku_{dataset_id}_bm25")
+    from zhiku.datasource.fulltext.sparse import EdgeSparseBM25Store
+
+    return EdgeSparseBM25Store(settings.qdrant_path / dataset_id / "bm25")
+
+
+class _SemanticChannel:
+    def __init__(self, index: DatasetIndex) -> None:
+        self._index = index
+
+    def search(self, query: str, limit: int) -> list[tuple[str, float]]:
+        return self._index.vector.search(self._index.embedding.embed_query(query), limit)
+
+
+class _FullTextChannel:
+    def __init__(self, index: DatasetIndex) -> None:
+        self._index = index
+
+    def search(self, query: str, limit: int) -> list[tuple[str, float]]:
+        return self._index.fulltext.search(self._index.tokenizer.tokenize(query), limit)
+
+
+class DatasetIndex:
+    """Opened stores of one dataset. Thread-safe for searches; writes are serialised by a lock."""
+
+    def __init__(self, settings: Settings, sessions: sessionmaker[Session], dataset: DatasetRow) -> None:
+        self.dataset_id = dataset.id
+        self._sessions = sessions
+        tokenizer_settings = dataset.tokenizer_settings or {}
+        user_dict = tokenizer_settings.get("user_dict")
+        self.tokenizer = Tokenizer(
+            user_dict=Path(user_dict) if user_dict else None,
+            stop_words=tokenizer_settings.get("stop_words"),
+        )
+        self.keyword_extractor = KeywordExtractor(
+            self.tokenizer, top_n=int(tokenizer_settings.get("keyword_count", settings.keyword_count))
+        )
+        self.embedding = open_embedding(dataset.embedding_model, dataset.embedding_options or {}, sessions)
+        if self.embedding.dim != dataset.embedding_dim:
+            raise ConfigError(
+                f"dataset {dataset.name!r} was built with {dataset.embedding_dim}-d embeddings but "
+                f"{dataset.embedding_model!r} gives {self.embedding.dim}-d"
+            )
+        self.vector = _open_vector(settings, dataset.id, dataset.embedding_dim)
+        self.fulltext = _open_fulltext(settings, dataset.id)
+        self.keywords = KeywordStore(sessions, dataset.id, self.tokenizer)
+        self._write_lock = threading.Lock()
+        self.search_service = RetrievalService(
+            {"semantic": _SemanticChannel(self), "full_text": _FullTextChannel(self), "keyword": self.keywords},
+            live_segments=self.live_segments,
+        )
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def live_segments(self, ids: Sequence[str]) -> dict[str, str]:
+        """Contents of the ids that are served: row present, segment and document enabled."""
+        if not ids:
+            return {}
+        with self._sessions() as session:
+            rows = session.execute(
+                select(SegmentRow.id, SegmentRow.content)
+                .join(DocumentRow, DocumentRow.id == SegmentRow.document_id)
+                .where(SegmentRow.id.in_(list(ids)))
+                .where(SegmentRow.dataset_id == self.dataset_id)
+                .where(SegmentRow.enabled.is_(True), DocumentRow.enabled.is_(True))
+            )
+            return {segment_id: content for segment_id, content in rows}
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def write_documents(
+        self,
+        batch: Sequence[tuple[str, Sequence[Segment]]],
+        timings: dict[str, float] | None = None,
+        on_embedded: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """Replace the segments of each ``(document_id, segments)`` and mark those documents completed."""
+        clock = timings if timings is not None else {}
+        segments = [segment for _, segments_of_doc in batch for segment in segments_of_doc]
+        document_ids = [document_id for document_id, _ in batch]
+        with self._write_lock:
+            started = time.perf_counter()
+            vectors = (
+                self.embedding.embed_documents([s.content for s in segments], on_progress=on_embedded)
+                if segments
+                else np.zeros((0, self.embedding.dim), dtype=np.float32)
+            )
+            clock["embed"] = clock.get("embed", 0.0) + time.perf_counter() - started
+
+            started = time.perf_counter()
+            token_lists = [self.tokenizer.tokenize(s.content) for s in segments]
+            for start in range(0, len(segments), _UPSERT_BATCH):
+                part = segments[start : start + _UPSERT_BATCH]
+                self.vector.upsert(
+                    [
+                        VectorRecord(id=s.id, vector=vectors[start + i], document_id=s.document_id, enabled=s.enabled)
+                        for i, s in enumerate(part)
+                    ]
+                )
+                self.fulltext.upsert(
+                    [
+                        TextRecord(id=s.id, tokens=token_lists[start + i], document_id=s.document_id, enabled=s.enabled)
+                        for i, s in enumerate(part)
+                    ]
+                )
+            new_ids = {s.id for s in segments}
+            with self._sessions.begin() as session:
+                old_ids = list(
+                    session.scalars(select(SegmentRow.id).where(SegmentRow.document_id.in_(document_ids)))
+                )
+                self.keywords.delete_segments(session, old_ids)
+                for start in range(0, len(old_ids), 500):
+                    session.execute(delete(SegmentRow).where(SegmentRow.id.in_(old_ids[start : start + 500])))
+                if segments:
+                    session.execute(SegmentRow.__table__.insert(), [self._row(s) for s in segments])
+                self.keywords.add(
+                    session, [(s.id, s.metadata.get("keyword_weights", [])) for s in segments]
+                )
+                self._mark_completed(session, batch)
+            stale = [segment_id for segment_id in old_ids if segment_id not in new_ids]
+            if stale:
+                self.vector.delete(stale)
+                self.fulltext.delete(stale)
+            self.vector.flush()
+            self.fulltext.flush()
+            clock["index"] = clock.get("index", 0.0) + time.perf_counter() - started
+
+    def _row(self, segment: Segment) -> dict[str, Any]:
+        metadata = {k: v for k, v in segment.metadata.items() if k != "keyword_weights"}
+        return {
+            "id": segment.id,
+            "dataset_id": self.dataset_id,
+            "document_id": segment.document_id,
+            "position": segment.position,
+            "content": segment.content,
+            "answer": segment.answer,
+            "hash": segment.hash,
+            "tokens": segment.tokens,
+            "keywords": segment.keywords,
+            "enabled": segment.enabled,
+            "seg_metadata": metadata,
+        }
+
+    @staticmethod
+    def _mark_completed(session: Session, batch: Sequence[tuple[str, Sequence[Segment]]]) -> None:
+        now = utcnow()
+        for document_id, segments in batch:
+            document = session.get(DocumentRow, document_id)
+            if document is None:
+                continue
+            document.status = "completed"
+            document.error = None
+            document.completed_at = now
+            document.segment_count = len(segments)
+            document.token_count = sum(s.tokens for s in segments)
+
+    def delete_documents(self, document_ids: Sequence[str]) -> None:
+        """Remove documents' segments from the database, then from both stores."""
+        with self._write_lock:
+            with self._sessions.begin() as session:
+                ids = list(session.scalars(select(SegmentRow.id).where(SegmentRow.document_id.in_(list(document_ids)))))
+                self.keywords.delete_segments(session, ids)
+                session.execute(delete(SegmentRow).where(SegmentRow.document_id.in_(list(document_ids))))
+                session.execute(delete(DocumentRow).where(DocumentRow.id.in_(list(document_ids))))
+            for document_id in document_ids:
+                self.vector.delete_document(document_id)
+                self.fulltext.delete_document(document_id)
+            self.vector.flush()
+            self.fulltext.flush()
+
+    def sweep_orphans(self) -> int:
+        """Delete store points without a segment row (left by an interrupted ingest)."""
+        with self._write_lock:
+            with self._sessions() as session:
+                known = set(session.scalars(select(SegmentRow.id).where(SegmentRow.dataset_id == self.dataset_id)))
+            removed = 0
+            for store in (self.vector, self.fulltext):
+                orphans = sorted(store.ids() - known)
+                if orphans:
+                    store.delete(orphans)
+                    store.flush()
+                    removed += len(orphans)
+            return removed
+
+    def optimize(self) -> None:
+        """Build indexes (HNSW, BM25 re-weighting); slow and blocking: run after an ingest job."""
+        with self._write_lock:
+            self.vector.optimize()
+            self.fulltext.optimize()
+
+    def drop(self) -> None:
+        self.search_service.close()
+        self.vector.drop()
+        self.fulltext.drop()
+
+    def close(self) -> None:
+        self.search_service.close()
+        self.vector.close()
+        self.fulltext.close()

