@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from zhiku.core.errors import ConfigError, ModelUnavailable, StoreError
-from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.core.retrieval_config import Channel, RetrievalConfig
 from zhiku.datasource.retrieval_service import ChannelError, RetrievalService
 from zhiku.rerank.types import FusedHit
 
@@ -81,7 +81,7 @@ FULL_TEXT = [("c", 8.0), ("a", 4.0), ("d", 0.0)]
 KEYWORD = [("c", 2.0), ("b", 1.0)]
 
 
-def three_channels() -> dict[str, FakeChannel]:
+def three_channels() -> dict[Channel, FakeChannel]:
     return {
         "semantic": FakeChannel(SEMANTIC),
         "full_text": FakeChannel(FULL_TEXT),
@@ -90,7 +90,7 @@ def three_channels() -> dict[str, FakeChannel]:
 
 
 def test_channels_run_concurrently() -> None:
-    channels = {
+    channels: dict[Channel, FakeChannel] = {
         "semantic": FakeChannel([("a", 0.9)], delay=0.2),
         "full_text": FakeChannel([("b", 3.0)], delay=0.2),
     }
@@ -186,7 +186,10 @@ def test_dead_segments_never_come_out_and_take_no_rank() -> None:
 
 def test_nothing_found_does_not_call_live_segments() -> None:
     live = LiveSegments({})
-    channels = {"semantic": FakeChannel([]), "full_text": FakeChannel([])}
+    channels: dict[Channel, FakeChannel] = {
+        "semantic": FakeChannel([]),
+        "full_text": FakeChannel([]),
+    }
     with RetrievalService(channels, live_segments=live) as service:
         assert service.retrieve("q", config(hybrid_methods=["semantic", "full_text"])) == []
     assert live.calls == []
@@ -200,13 +203,13 @@ def test_empty_query_returns_nothing_without_searching() -> None:
 
 
 def test_asked_channel_missing_is_a_config_error() -> None:
-    with RetrievalService({"semantic": FakeChannel(SEMANTIC)}) as service:
-        with pytest.raises(ConfigError, match="full_text, keyword"):
-            service.retrieve("q", config())
+    service = RetrievalService({"semantic": FakeChannel(SEMANTIC)})
+    with service, pytest.raises(ConfigError, match="full_text, keyword"):
+        service.retrieve("q", config())
 
 
 def test_failed_channel_is_logged_and_fused_as_empty(caplog: pytest.LogCaptureFixture) -> None:
-    channels = {
+    channels: dict[Channel, FakeChannel] = {
         "semantic": FakeChannel([], error=RuntimeError("embedding endpoint down")),
         "full_text": FakeChannel([("x", 3.0), ("y", 1.0)]),
     }
@@ -224,13 +227,12 @@ def test_failed_channel_is_logged_and_fused_as_empty(caplog: pytest.LogCaptureFi
 
 def test_every_channel_failing_raises_a_typed_error_naming_the_channel() -> None:
     cause = ModelUnavailable("no embedding model installed")
-    channels = {
+    channels: dict[Channel, FakeChannel] = {
         "semantic": FakeChannel([], error=cause),
         "keyword": FakeChannel([], error=OSError("postings table locked")),
     }
-    with RetrievalService(channels) as service:
-        with pytest.raises(ChannelError) as caught:
-            service.retrieve("q", config(hybrid_methods=["semantic", "keyword"]))
+    with RetrievalService(channels) as service, pytest.raises(ChannelError) as caught:
+        service.retrieve("q", config(hybrid_methods=["semantic", "keyword"]))
     error = caught.value
     assert isinstance(error, StoreError)
     assert error.channel == "semantic"
@@ -240,17 +242,17 @@ def test_every_channel_failing_raises_a_typed_error_naming_the_channel() -> None
 
 
 def test_single_channel_failure_is_raised() -> None:
-    channels = {"full_text": FakeChannel([], error=OSError("index file missing"))}
-    with RetrievalService(channels) as service:
-        with pytest.raises(ChannelError, match="full_text search failed.*index file missing") as e:
-            service.retrieve("q", config(search_method="full_text_search"))
+    channels: dict[Channel, FakeChannel] = {
+        "full_text": FakeChannel([], error=OSError("index file missing"))
+    }
+    service = RetrievalService(channels)
+    with service, pytest.raises(ChannelError, match=r"full_text search failed.*file missing") as e:
+        service.retrieve("q", config(search_method="full_text_search"))
     assert e.value.code == "store_error"
 
 
 def test_reranking_model_orders_live_texts() -> None:
-    live = LiveSegments(
-        {"b": "the sky is grey", "c": "blue sky at dawn", "d": "apples are red"}
-    )
+    live = LiveSegments({"b": "the sky is grey", "c": "blue sky at dawn", "d": "apples are red"})
     model = TokenOverlap()
     cfg = config(top_k=10, reranking={"mode": "reranking_model", "model": "token-overlap"})
     with RetrievalService(three_channels(), live_segments=live, rerank_model=model) as service:
@@ -284,9 +286,9 @@ def test_reranking_model_prerequisites(
     kwargs: dict[str, object], model: str | None, message: str
 ) -> None:
     cfg = config(reranking={"mode": "reranking_model", "model": model})
-    with RetrievalService(three_channels(), **kwargs) as service:  # type: ignore[arg-type]
-        with pytest.raises(ConfigError, match=message):
-            service.retrieve("q", cfg)
+    service = RetrievalService(three_channels(), **kwargs)  # type: ignore[arg-type]
+    with service, pytest.raises(ConfigError, match=message):
+        service.retrieve("q", cfg)
 
 
 def test_dify_shaped_config() -> None:
@@ -318,7 +320,10 @@ def test_dify_shaped_rerank_config() -> None:
     dify = {
         "search_method": "full_text_search",
         "reranking_enable": True,
-        "reranking_model": {"reranking_provider_name": "x", "reranking_model_name": "token-overlap"},
+        "reranking_model": {
+            "reranking_provider_name": "x",
+            "reranking_model_name": "token-overlap",
+        },
         "top_k": 1,
         "score_threshold_enabled": False,
     }
@@ -329,7 +334,10 @@ def test_dify_shaped_rerank_config() -> None:
 
 
 def test_shared_executor_runs_channels_and_is_left_open() -> None:
-    channels = {"semantic": FakeChannel(SEMANTIC), "full_text": FakeChannel(FULL_TEXT)}
+    channels: dict[Channel, FakeChannel] = {
+        "semantic": FakeChannel(SEMANTIC),
+        "full_text": FakeChannel(FULL_TEXT),
+    }
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="shared-pool") as pool:
         service = RetrievalService(channels, executor=pool)
         service.retrieve("q", config(hybrid_methods=["semantic", "full_text"]))

@@ -110,7 +110,9 @@ def test_weighted_fusion_ignores_each_channel_scale() -> None:
 
 
 def test_weighted_searched_empty_channel_counts_as_zero() -> None:
-    hits = weighted_score({"semantic": [("a", 0.5)], "full_text": []}, {"semantic": 1, "full_text": 1})
+    hits = weighted_score(
+        {"semantic": [("a", 0.5)], "full_text": []}, {"semantic": 1, "full_text": 1}
+    )
     assert scores(hits) == pytest.approx({"a": 0.5})
 
 

@@ -111,7 +111,9 @@ class RetrievalService:
         found, timings = self._search(query, channels, config.effective_recall_k)
         texts = self._live(found)
         if texts is not None:
-            found = {ch: [(sid, s) for sid, s in hits if sid in texts] for ch, hits in found.items()}
+            found = {
+                ch: [(sid, s) for sid, s in hits if sid in texts] for ch, hits in found.items()
+            }
         hits = cut(
             self._fuse(query, found, texts or {}, config),
             score_threshold=config.score_threshold,
@@ -161,20 +163,20 @@ class RetrievalService:
         outcomes: dict[Channel, tuple[_Ranked, float] | Exception] = {}
         try:
             outcomes[first] = _timed(self._channels[first], query, limit)
-        except Exception as exc:  # noqa: BLE001 - judged below with the other channels
+        except Exception as exc:  # judged below, with the other channels
             outcomes[first] = exc
         for ch, future in futures.items():
             try:
                 outcomes[ch] = future.result()
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 outcomes[ch] = exc
 
         failed = {ch: out for ch, out in outcomes.items() if isinstance(out, Exception)}
         if len(failed) == len(channels):
             name, cause = next(iter(failed.items()))
             raise ChannelError(name, cause, also_failed=list(failed)[1:]) from cause
-        for ch, exc in failed.items():
-            logger.warning("%s search failed; fusing without it", ch, exc_info=exc)
+        for ch, error in failed.items():
+            logger.warning("%s search failed; fusing without it", ch, exc_info=error)
 
         found: dict[str, _Ranked] = {}
         timings: dict[str, float] = {}
@@ -206,7 +208,7 @@ class RetrievalService:
             return rerank_with_model(query, found, texts, self._rerank_model)
         if len(found) == 1 or reranking.mode == "none":
             return max_score(found)
-        weights: dict[str, float] = dict(reranking.weights)
+        weights: dict[str, float] = {ch: w for ch, w in reranking.weights.items()}
         if reranking.mode == "weighted_score":
             return weighted_score(found, weights)
         return rrf(found, k=reranking.rrf_k, weights=weights)

@@ -16,8 +16,8 @@ sorted by final score, best first. What the final score means (and so what a
 Shared rules: a channel's rank is the 1-based position in its list (ties keep the channel's
 order); a segment listed twice by one channel counts once, at its first (best) place; a channel
 present in ``candidates`` with an empty list was searched and found nothing. Equal final scores
-are ordered by the segment's best rank in any channel, then by segment id, so results are
-deterministic.
+are ordered by the segment's best rank in any channel, then by the order of the channels in
+``candidates``, so results are deterministic.
 """
 
 from __future__ import annotations
@@ -130,9 +130,7 @@ def max_score(candidates: Candidates, normalization: Normalization = "minmax") -
     """
     if len(candidates) == 1:
         return _merge(candidates, lambda _, hits: [s for _, s in hits], max)
-    return _merge(
-        candidates, lambda _, hits: normalize([s for _, s in hits], normalization), max
-    )
+    return _merge(candidates, lambda _, hits: normalize([s for _, s in hits], normalization), max)
 
 
 def rerank_with_model(
@@ -163,7 +161,7 @@ def rerank_with_model(
         raise ModelUnavailable(
             f"rerank model {model.name!r} returned {len(scores)} scores for {len(fused)} texts"
         )
-    for hit, score in zip(fused, scores):
+    for hit, score in zip(fused, scores, strict=True):
         hit.score = float(score)
     return _ordered(fused)[:top_n]
 
@@ -175,7 +173,9 @@ def cut(
 
     ``hits`` must be sorted best first (as every fusion returns them); None disables a limit.
     """
-    kept = list(hits) if score_threshold is None else [h for h in hits if h.score >= score_threshold]
+    kept = (
+        list(hits) if score_threshold is None else [h for h in hits if h.score >= score_threshold]
+    )
     return kept if top_k is None else kept[:top_k]
 
 
@@ -187,9 +187,7 @@ def _shares(candidates: Candidates, weights: Mapping[str, float]) -> dict[str, f
         raise ConfigError(f"fusion weights must not be negative: {', '.join(negative)}")
     total = sum(chosen.values())
     if chosen and total <= 0:
-        raise ConfigError(
-            f"fusion weights of the searched channels ({', '.join(chosen)}) sum to 0"
-        )
+        raise ConfigError(f"fusion weights of the searched channels ({', '.join(chosen)}) sum to 0")
     return {channel: w / total for channel, w in chosen.items()}
 
 
@@ -198,16 +196,28 @@ def _merge(
     channel_scores: Callable[[str, _Ranked], Sequence[float]],
     combine: Callable[[float, float], float],
 ) -> list[FusedHit]:
-    """Union of the channels' candidates; each channel's per-candidate values are combined."""
-    fused: dict[str, FusedHit] = {}
+    """Union of the channels' candidates; each channel's per-candidate values are combined.
+
+    Candidates are met rank by rank across channels (every rank 1, then every rank 2, ...), so
+    the stable sort by score leaves ties in best-rank, then channel order.
+    """
+    columns = []
     for channel, listed in candidates.items():
         hits = _unique(listed)
-        for rank, ((sid, raw), value) in enumerate(zip(hits, channel_scores(channel, hits)), 1):
+        columns.append((channel, hits, channel_scores(channel, hits)))
+    fused: dict[str, FusedHit] = {}
+    depth = max((len(hits) for _, hits, _ in columns), default=0)
+    for i in range(depth):
+        rank = i + 1
+        for channel, hits, values in columns:
+            if i >= len(hits):
+                continue
+            sid, raw = hits[i]
             hit = fused.get(sid)
             if hit is None:
-                fused[sid] = FusedHit(sid, value, {channel: raw}, {channel: rank})
+                fused[sid] = FusedHit(sid, values[i], {channel: raw}, {channel: rank})
             else:
-                hit.score = combine(hit.score, value)
+                hit.score = combine(hit.score, values[i])
                 hit.scores[channel] = raw
                 hit.ranks[channel] = rank
     return _ordered(fused.values())
@@ -224,4 +234,4 @@ def _unique(hits: Iterable[tuple[str, float]]) -> _Ranked:
 
 
 def _ordered(hits: Iterable[FusedHit]) -> list[FusedHit]:
-    return sorted(hits, key=lambda h: (-h.score, min(h.ranks.values()), h.segment_id))
+    return sorted(hits, key=operator.attrgetter("score"), reverse=True)  # stable: keeps ties in order

@@ -46,7 +46,7 @@ class FixedSeparatorSplitter:
         max_tokens: int = 500,
         chunk_overlap: int = 50,
         length: LengthFunction | None = None,
-        separators: Sequence[str] = DEFAULT_SEPARATORS,
+        separators: Sequence[str | tuple[str, ...]] = DEFAULT_SEPARATORS,
     ) -> None:
         check_sizes(max_tokens, chunk_overlap)
         self.separator = unescape_separator(separator)

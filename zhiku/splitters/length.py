@@ -208,7 +208,11 @@ class TransformersTokenizerLength:
             raise ModelUnavailable(f"cannot load a tokenizer from {self.path}: {exc}") from exc
         self._tokenizer: Any = tokenizer
         # The Rust tokenizer directly: faster, and no "sequence longer than the model" warnings.
+        # Its saved padding/truncation settings (tokenizer.json) would distort counts: drop them.
         self._backend: Any = getattr(tokenizer, "backend_tokenizer", None)
+        if self._backend is not None:
+            self._backend.no_padding()
+            self._backend.no_truncation()
 
     def __call__(self, text: str, /) -> int:
         if self._backend is not None:

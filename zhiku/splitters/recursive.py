@@ -1,12 +1,13 @@
-"""Recursive splitting: paragraphs, then lines, then sentences (Chinese and English), then words.
+"""Recursive splitting: paragraphs, lines, sentences (Chinese and English), clauses, words.
 
-The text is cut at the first separator it contains; any piece still longer than ``max_tokens`` is
-cut at the next separator, and so on; a run no separator splits is cut between characters. The
-pieces are then merged greedily into chunks of at most ``max_tokens`` tokens.
+The text is cut at the first level of separators it contains; any piece still longer than
+``max_tokens`` is cut at the next level, and so on; a run no separator splits is cut between
+characters. The pieces are then merged greedily into chunks of at most ``max_tokens`` tokens.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from zhiku.core.documents import Chunk, Document
@@ -15,66 +16,94 @@ from zhiku.splitters.length import LengthFunction, TiktokenLength
 
 __all__ = ["DEFAULT_SEPARATORS", "RecursiveSplitter"]
 
-#: Coarsest first. Sentence ends come before clause marks; ". " (with its space) so that
-#: "3.14" and "e.g." inside a word stay whole.
-DEFAULT_SEPARATORS: tuple[str, ...] = (
+#: Coarsest first; a tuple is one level whose separators rank equally (any sentence end).
+#: ". " keeps its space so that "3.14" and "e.g." stay whole.
+DEFAULT_SEPARATORS: tuple[str | tuple[str, ...], ...] = (
     "\n\n",
     "\n",
-    "。",
-    "！",
-    "？",
-    "；",
-    "…",
-    "!",
-    "?",
-    ";",
-    ". ",
-    "，",
-    "、",
-    "：",
-    ",",
+    ("。", "！", "？", "；", "…", "!", "?", ";", ". "),
+    ("，", "、", "：", ","),
     " ",
 )
 
+#: Closing quotes and brackets stay with the separator before them: 他说：“好。”|然后
+_CLOSERS = "[”’」』》）)]*"
+
 _Piece = tuple[str, int]  # text and its token count
 
+#: Characters counted before the tokens-per-character ratio is trusted for guesses.
+_RATIO_WARMUP = 256
 
-def _split_keeping(text: str, separator: str) -> list[str]:
-    """Split after each ``separator``, which stays at the end of the piece before it.
 
-    Whitespace-only pieces (runs of blank lines) are glued to the piece before them, so that
-    joining the result gives back ``text`` exactly.
+class _Ratio:
+    """Tokens per character seen so far in one text, to guess which parts are over the limit."""
+
+    __slots__ = ("chars", "tokens")
+
+    def __init__(self) -> None:
+        self.chars = 0
+        self.tokens = 0
+
+    def observe(self, chars: int, tokens: int) -> None:
+        self.chars += chars
+        self.tokens += tokens
+
+    def guess(self, chars: int) -> float | None:
+        """Estimated tokens of ``chars`` characters, or None before enough was seen."""
+        return chars * self.tokens / self.chars if self.chars >= _RATIO_WARMUP else None
+
+
+def _level_pattern(level: str | tuple[str, ...]) -> re.Pattern[str]:
+    """A run of the level's separators (and closers after it): ``……``, ``？！``, blank lines."""
+    alternatives = (level,) if isinstance(level, str) else level
+    return re.compile("(?:" + "|".join(re.escape(s) for s in alternatives if s) + ")+" + _CLOSERS)
+
+
+def _split_keeping(text: str, pattern: re.Pattern[str]) -> list[str]:
+    """Split after each separator run, which stays at the end of the piece before it.
+
+    Whitespace-only pieces are glued to the piece before them; joining the result gives back
+    ``text`` exactly.
     """
-    parts = text.split(separator)
     pieces: list[str] = []
-    for index, part in enumerate(parts):
-        piece = part + separator if index < len(parts) - 1 else part
-        if not piece:
-            continue
+    start = 0
+    for match in pattern.finditer(text):
+        piece = text[start : match.end()]
+        start = match.end()
         if pieces and not piece.strip():
             pieces[-1] += piece
-        else:
+        elif piece:
             pieces.append(piece)
+    tail = text[start:]
+    if pieces and not tail.strip():
+        pieces[-1] += tail
+    elif tail:
+        pieces.append(tail)
     return pieces
 
 
 class RecursiveSplitter:
-    """Chunks of at most ``max_tokens`` tokens, cut at the coarsest separator that works.
+    """Chunks of at most ``max_tokens`` tokens, cut at the coarsest separators that work.
 
     - ``max_tokens`` and ``chunk_overlap`` count tokens of ``length`` (default: tiktoken
       cl100k_base, loaded when the splitter is built).
-    - A separator stays attached to the end of the piece before it, so Chinese sentences keep
-      their "。"; chunks are stripped and whitespace-only chunks dropped.
+    - ``separators`` lists levels, coarsest first; a tuple is one level of equal-rank
+      alternatives. A separator stays at the end of the piece before it (with any closing quote
+      after it), so Chinese sentences keep their "。"; chunks are stripped and whitespace-only
+      chunks dropped. A piece that fits is kept whole, even when it could be cut finer.
     - Overlap: a chunk starts with the last whole pieces of the previous chunk that total at most
       ``chunk_overlap`` tokens (never the whole previous chunk, never pushing the chunk past
-      ``max_tokens``). Pieces bigger than ``chunk_overlap`` give no overlap.
-    - Each piece is counted once and merges are sized by the sum of counts; since tokens can merge
-      across a boundary, every chunk is then counted for real and shrunk if over.
+      ``max_tokens``). A last piece bigger than ``chunk_overlap`` gives no overlap.
+    - Speed: each piece is counted once and merges are sized by the sum of counts; a part that
+      is clearly too long (by this text's tokens per character) is cut without being counted.
+      Since tokens can merge across a boundary, every chunk is then counted for real and shrunk
+      if over, so ``Chunk.tokens`` is exact.
     - A chunk exceeds ``max_tokens`` only when a single character alone takes more tokens than
       ``max_tokens`` (e.g. ``max_tokens=1`` and a CJK character that is 2 tokens); that chunk is
       that one character and carries ``metadata["oversized"] = True``.
 
-    Raises :class:`~zhiku.core.errors.ConfigError` for ``max_tokens < 1`` or an overlap outside
+    A splitter holds no per-call state and may be shared by threads. Raises
+    :class:`~zhiku.core.errors.ConfigError` for ``max_tokens < 1`` or an overlap outside
     ``[0, max_tokens)``.
     """
 
@@ -82,13 +111,14 @@ class RecursiveSplitter:
         self,
         max_tokens: int = 500,
         chunk_overlap: int = 50,
-        separators: Sequence[str] = DEFAULT_SEPARATORS,
+        separators: Sequence[str | tuple[str, ...]] = DEFAULT_SEPARATORS,
         length: LengthFunction | None = None,
     ) -> None:
         check_sizes(max_tokens, chunk_overlap)
         self.max_tokens = max_tokens
         self.chunk_overlap = chunk_overlap
-        self.separators = tuple(s for s in separators if s)
+        self.separators = tuple(separators)
+        self._patterns = [_level_pattern(level) for level in self.separators if any(level)]
         self.length: LengthFunction = length if length is not None else TiktokenLength()
 
     def split(self, documents: list[Document]) -> list[Chunk]:
@@ -96,25 +126,38 @@ class RecursiveSplitter:
 
     def split_text(self, text: str) -> list[SplitText]:
         """The chunks of one text, stripped, with their real token counts."""
-        return self._merge(self._pieces(text, 0, None))
+        ratio = _Ratio()
+        return self._merge(self._pieces(text, 0, ratio), ratio)
 
-    def _pieces(self, text: str, level: int, tokens: int | None) -> list[_Piece]:
-        """Pieces of ``text`` of at most ``max_tokens`` each (by their own count), in order."""
-        for index in range(level, len(self.separators)):
-            separator = self.separators[index]
-            if separator not in text:
+    def _pieces(self, text: str, level: int, ratio: _Ratio) -> list[_Piece]:
+        """Cut ``text`` (too long, or never counted) at separator ``level`` or finer.
+
+        Each returned piece is at most ``max_tokens`` by its own count, or by the sum of its
+        parts' counts when it was cut uncounted and then glued back whole because it fits.
+        """
+        limit = self.max_tokens
+        for index in range(level, len(self._patterns)):
+            parts = _split_keeping(text, self._patterns[index])
+            if len(parts) < 2:
                 continue
             pieces: list[_Piece] = []
-            for part in _split_keeping(text, separator):
+            for part in parts:
+                guess = ratio.guess(len(part))
+                if guess is not None and guess > limit:
+                    finer = self._pieces(part, index + 1, ratio)
+                    total = sum(count for _, count in finer)
+                    pieces.extend(finer if total > limit else [(part, total)])
+                    continue
                 count = self.length(part)
-                if count <= self.max_tokens:
+                ratio.observe(len(part), count)
+                if count <= limit:
                     pieces.append((part, count))
                 else:
-                    pieces.extend(self._pieces(part, index + 1, count))
+                    pieces.extend(self._pieces(part, index + 1, ratio))
             return pieces
-        return self._cut(text, tokens)
+        return self._cut(text, ratio)
 
-    def _cut(self, text: str, tokens: int | None) -> list[_Piece]:
+    def _cut(self, text: str, ratio: _Ratio) -> list[_Piece]:
         """Cut a run no separator splits between characters, each part counted (stripped) ≤ max.
 
         The longest fitting prefix is found by galloping from an estimate then bisecting, so a
@@ -122,8 +165,9 @@ class RecursiveSplitter:
         character, over the limit, only when that character alone is.
         """
         limit = self.max_tokens
-        total = tokens if tokens is not None else self.length(text)
-        step = max(1, limit * len(text) // max(1, total))
+        guess = ratio.guess(len(text))
+        total = guess if guess is not None else self.length(text)
+        step = max(1, int(limit * len(text) / max(1.0, total)))
         pieces: list[_Piece] = []
         start = 0
         while start < len(text):
@@ -152,7 +196,7 @@ class RecursiveSplitter:
             start += fits
         return pieces
 
-    def _merge(self, pieces: list[_Piece]) -> list[SplitText]:
+    def _merge(self, pieces: list[_Piece], ratio: _Ratio) -> list[SplitText]:
         """Greedy merge with overlap; every chunk is verified with one real count."""
         limit = self.max_tokens
         chunks: list[SplitText] = []
@@ -182,10 +226,10 @@ class RecursiveSplitter:
                     index -= 1
                 content = "".join(text for text, _ in current).strip()
                 count = self.length(content)
-            if count > limit:
-                parts = self._cut(content, count)
-                if len(parts) > 1:  # its own count fitted but the stripped text does not
-                    pieces[index - 1 : index] = parts
+            if count > limit:  # one piece, over by its real count: cut it finer
+                finer = self._pieces(content, 0, ratio)
+                if len(finer) > 1:
+                    pieces[index - 1 : index] = finer
                     index -= 1
                     overlap = []
                     continue

@@ -112,10 +112,9 @@ def _load(path: Path) -> tuple[Any, Any]:
     if not (path / "config.json").is_file():
         raise ModelUnavailable(f"no config.json in {path}: not a transformers model directory")
     if not any((path / name).is_file() for name in WEIGHT_FILES):
-        raise ModelUnavailable(
-            f"no model weights in {path} (expected one of {', '.join(WEIGHT_FILES)})"
-        )
-    require_module("transformers", "transformers torch")
+        raise ModelUnavailable(f"no model weights in {path} (expected one of {', '.join(WEIGHT_FILES)})")
+    require_module("torch", "torch")
+    require_module("transformers", "transformers")
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     from transformers import AutoModel, AutoTokenizer

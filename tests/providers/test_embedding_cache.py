@@ -1,0 +1,112 @@
+"""CachedEmbedding: misses only, deduplicated, input order kept; queries in a bounded LRU."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from zhiku.core.documents import content_hash
+from zhiku.providers.embedding import (
+    CachedEmbedding,
+    EmbeddingModel,
+    InMemoryEmbeddingCache,
+    ProgressCallback,
+)
+from zhiku.providers.embedding.cache import QUERY_CACHE_SIZE
+
+
+class CountingModel:
+    """A deterministic model that records every text it is asked to embed."""
+
+    dim = 4
+
+    def __init__(self, name: str = "counting/v1") -> None:
+        self.name = name
+        self.document_calls: list[list[str]] = []
+        self.query_calls: list[str] = []
+
+    def embed_documents(
+        self, texts: Sequence[str], *, on_progress: ProgressCallback | None = None
+    ) -> np.ndarray:
+        self.document_calls.append(list(texts))
+        if on_progress is not None:
+            on_progress(len(texts), len(texts))
+        return np.stack([self.vector(t) for t in texts]) if texts else np.empty((0, self.dim), np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.query_calls.append(text)
+        return self.vector("q:" + text)
+
+    def vector(self, text: str) -> np.ndarray:
+        raw = np.frombuffer(hashlib.sha256(text.encode()).digest()[: self.dim], dtype=np.uint8)
+        row = raw.astype(np.float32) + 1
+        return row / np.linalg.norm(row)
+
+
+def test_second_call_embeds_nothing_and_rows_keep_input_order() -> None:
+    inner = CountingModel()
+    model = CachedEmbedding(inner, InMemoryEmbeddingCache())
+    assert isinstance(model, EmbeddingModel)
+    assert (model.name, model.dim) == ("counting/v1", 4)
+    texts = ["甲", "乙", "甲", "丙"]
+    want = np.stack([inner.vector(t) for t in texts])
+
+    first = model.embed_documents(texts)
+    assert inner.document_calls == [["甲", "乙", "丙"]]  # the repeated text is embedded once
+    np.testing.assert_array_equal(first, want)
+
+    progress: list[tuple[int, int]] = []
+    second = model.embed_documents(list(reversed(texts)), on_progress=lambda d, t: progress.append((d, t)))
+    assert inner.document_calls == [["甲", "乙", "丙"]]
+    np.testing.assert_array_equal(second, want[::-1])
+    assert progress == [(4, 4)]
+    assert second.dtype == np.float32
+
+
+def test_only_misses_are_embedded_and_progress_reaches_the_total() -> None:
+    inner = CountingModel()
+    cache = InMemoryEmbeddingCache()
+    model = CachedEmbedding(inner, cache)
+    model.embed_documents(["a", "b"])
+    progress: list[tuple[int, int]] = []
+    rows = model.embed_documents(["b", "c", "a", "d"], on_progress=lambda d, t: progress.append((d, t)))
+    assert inner.document_calls[-1] == ["c", "d"]
+    np.testing.assert_array_equal(rows, np.stack([inner.vector(t) for t in "bcad"]))
+    assert progress[-1] == (4, 4)
+    assert len(cache) == 4
+    assert set(cache.get_many("counting/v1", [content_hash("c"), content_hash("zz")])) == {content_hash("c")}
+
+
+def test_cache_entries_belong_to_one_model_name() -> None:
+    cache = InMemoryEmbeddingCache()
+    CachedEmbedding(CountingModel("model/a"), cache).embed_documents(["x"])
+    other = CountingModel("model/b")
+    CachedEmbedding(other, cache).embed_documents(["x"])
+    assert other.document_calls == [["x"]]
+
+
+def test_callers_cannot_corrupt_the_cache() -> None:
+    inner = CountingModel()
+    model = CachedEmbedding(inner, InMemoryEmbeddingCache())
+    model.embed_documents(["x"])[0][:] = 0
+    model.embed_query("q")[:] = 0
+    np.testing.assert_array_equal(model.embed_documents(["x"])[0], inner.vector("x"))
+    np.testing.assert_array_equal(model.embed_query("q"), inner.vector("q:q"))
+
+
+def test_queries_are_kept_in_a_bounded_lru() -> None:
+    inner = CountingModel()
+    model = CachedEmbedding(inner, InMemoryEmbeddingCache())
+    model.embed_query("first")
+    model.embed_query("first")
+    assert inner.query_calls == ["first"]
+    for i in range(QUERY_CACHE_SIZE):
+        model.embed_query(f"q{i}")
+        if i == QUERY_CACHE_SIZE // 2:
+            model.embed_query("first")  # still cached here, and now the most recent again
+    assert inner.query_calls.count("first") == 1
+    model.embed_query("q0")  # the oldest entry was evicted by now
+    assert inner.query_calls.count("q0") == 2
+    assert model.embed_documents([]).shape == (0, 4)

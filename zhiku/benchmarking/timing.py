@@ -1,0 +1,52 @@
+"""Latency percentiles and a timing loop with warm-up."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+
+T = TypeVar("T")
+
+WARMUP_CALLS = 5
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Percentiles of one operation's wall time, in milliseconds, over ``count`` calls."""
+
+    p50: float
+    p95: float
+    count: int
+
+    @classmethod
+    def of(cls, seconds: Sequence[float]) -> Latency:
+        if not seconds:
+            raise ValueError("no timings to summarise")
+        p50, p95 = np.percentile(np.asarray(seconds) * 1000.0, [50, 95])
+        return cls(p50=round(float(p50), 4), p95=round(float(p95), 4), count=len(seconds))
+
+    def to_json(self) -> dict[str, float]:
+        return {"p50": self.p50, "p95": self.p95, "n": self.count}
+
+
+def time_each(items: Sequence[T], call: Callable[[T], object], warmup: int = WARMUP_CALLS) -> list[float]:
+    """Seconds of ``call(item)`` for each item, after ``warmup`` untimed calls on the first items."""
+    for item in items[:warmup]:
+        call(item)
+    seconds = []
+    for item in items:
+        started = time.perf_counter()
+        call(item)
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
+def paired_sum(first: Sequence[float], second: Sequence[float]) -> list[float]:
+    """``first[i] + second[i % len(second)]``: the latency of two measured steps run in a row."""
+    if not second:
+        raise ValueError("second series is empty")
+    return [value + second[i % len(second)] for i, value in enumerate(first)]

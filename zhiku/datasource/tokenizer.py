@@ -1,0 +1,153 @@
+"""Tokens for keyword and BM25 search: jieba for Chinese, lower-cased words for everything else.
+
+Chinese runs go through jieba's ``cut_for_search`` (words plus the dictionary words inside long
+words, which favours recall); any other text becomes lower-cased ``\\w+`` words, without stemming.
+Punctuation and whitespace are dropped, digits kept, stop words removed.
+
+Each :class:`Tokenizer` owns a private ``jieba.Tokenizer``, so one dataset's user dictionary never
+changes another dataset's tokens. jieba's default dictionary takes about a second to parse; it is
+parsed once per process and shared, read-only, by every tokenizer without a user dictionary
+(a tokenizer with one works on its own copy).
+
+Store :meth:`Tokenizer.settings` with a dataset and rebuild with :meth:`Tokenizer.from_settings`,
+so queries are tokenized exactly like the indexed text.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jieba
+
+from zhiku.core.errors import ConfigError
+
+#: A few very frequent Chinese function words and English stop words; short on purpose, since
+#: BM25's IDF already discounts common words and a long list removes meaning ("not", "no").
+DEFAULT_STOP_WORDS: frozenset[str] = frozenset(
+    """
+    的 了 和 是 在 也 就 都 而 及 与 或 着 之 于 把 被 让 给 从 对 向 为 以 等 吧 吗 呢 啊 呀 哦 嗯
+    这 那 这个 那个 这些 那些 其 该 个 们 我们 你们 他们 它们 此 即 则 并 且 但 但是 因为 所以
+    a an the and or of to in on at by for from with as is are was were be been being it its this
+    that these those there their then than so such into onto about over under i me my we our you
+    your he him his she her they them what which who whom whose when where why how am do does did
+    s t can will would shall should could may might must also just only very too
+    """.split()
+)
+
+#: A run of the characters jieba segments as one block; those holding a Han character go to jieba.
+_JIEBA_RUN = re.compile(r"[\u4E00-\u9FD5a-zA-Z0-9+#&._%\-]+")
+_HAN = re.compile(r"[\u4E00-\u9FD5]")
+_WORD = re.compile(r"\w+")
+
+_DEFAULT_DICT_LOCK = threading.Lock()
+_default_dict: tuple[dict[str, int], int] | None = None
+
+#: Distinct Chinese blocks remembered per tokenizer; templated text repeats many clauses.
+_BLOCK_CACHE_SIZE = 65536
+
+
+def _default_prefix_dict() -> tuple[dict[str, int], int]:
+    """jieba's default prefix dictionary (word -> frequency, total), parsed once per process."""
+    global _default_dict
+    with _DEFAULT_DICT_LOCK:
+        if _default_dict is None:
+            _default_dict = jieba.Tokenizer.gen_pfdict(jieba.Tokenizer().get_dict_file())
+        return _default_dict
+
+
+class Tokenizer:
+    """Thread-safe tokenizer with a dataset's user dictionary and stop words.
+
+    ``user_dict`` is a jieba user dictionary (UTF-8, ``word [freq] [tag]`` per line); a missing or
+    malformed file raises :class:`ConfigError`. ``stop_words`` replaces :data:`DEFAULT_STOP_WORDS`
+    (pass ``[]`` to keep every token); they are compared after lower-casing.
+    """
+
+    def __init__(
+        self,
+        user_dict: Path | None = None,
+        stop_words: Iterable[str] | None = None,
+        hmm: bool = True,
+    ) -> None:
+        self.user_dict = Path(user_dict) if user_dict is not None else None
+        self.stop_words = (
+            DEFAULT_STOP_WORDS if stop_words is None else frozenset(w.lower() for w in stop_words)
+        )
+        self.hmm = hmm
+        self._jieba = self._build_jieba()
+        self._cut_block = lru_cache(maxsize=_BLOCK_CACHE_SIZE)(self._cut_block_uncached)
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> Tokenizer:
+        """The tokenizer described by :meth:`settings` (missing keys take the defaults)."""
+        user_dict = settings.get("user_dict")
+        return cls(
+            user_dict=Path(user_dict) if user_dict else None,
+            stop_words=settings.get("stop_words"),
+            hmm=bool(settings.get("hmm", True)),
+        )
+
+    def settings(self) -> dict[str, Any]:
+        """JSON-ready description, stored with a dataset: ``user_dict``, ``stop_words``, ``hmm``."""
+        return {
+            "kind": "jieba",
+            "user_dict": str(self.user_dict) if self.user_dict is not None else None,
+            "stop_words": sorted(self.stop_words),
+            "hmm": self.hmm,
+        }
+
+    def tokenize(self, text: str) -> list[str]:
+        """Tokens of ``text`` in order, repeats kept (BM25 counts them)."""
+        tokens: list[str] = []
+        start = 0
+        for match in _JIEBA_RUN.finditer(text):
+            if not _HAN.search(match.group()):
+                continue
+            if match.start() > start:
+                self._add_words(text[start : match.start()], tokens)
+            tokens.extend(self._cut_block(match.group()))
+            start = match.end()
+        if start < len(text):
+            self._add_words(text[start:], tokens)
+        return tokens
+
+    def _add_words(self, text: str, tokens: list[str]) -> None:
+        stop = self.stop_words
+        tokens.extend(w for w in _WORD.findall(text.lower()) if w not in stop)
+
+    def _cut_block_uncached(self, block: str) -> tuple[str, ...]:
+        stop = self.stop_words
+        out: list[str] = []
+        for piece in self._jieba.cut_for_search(block, HMM=self.hmm):
+            piece = piece.lower()
+            if _HAN.search(piece):
+                if piece not in stop:
+                    out.append(piece)
+            else:
+                out.extend(w for w in _WORD.findall(piece) if w not in stop)
+        return tuple(out)
+
+    def _build_jieba(self) -> jieba.Tokenizer:
+        freq, total = _default_prefix_dict()
+        instance = jieba.Tokenizer()
+        if self.user_dict is None:
+            instance.FREQ, instance.total = freq, total
+            instance.initialized = True
+            return instance
+        if not self.user_dict.is_file():
+            raise ConfigError(f"jieba user dictionary not found: {self.user_dict}")
+        instance.FREQ, instance.total = dict(freq), total
+        instance.initialized = True
+        try:
+            instance.load_userdict(str(self.user_dict))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"invalid jieba user dictionary {self.user_dict}: {exc}") from exc
+        return instance
+
+    def __repr__(self) -> str:
+        return f"Tokenizer(user_dict={self.user_dict!r}, stop_words={len(self.stop_words)} words, hmm={self.hmm})"

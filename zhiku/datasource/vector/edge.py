@@ -1,0 +1,25 @@
+"""The default vector store: an embedded qdrant-edge shard, one directory per dataset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from zhiku.datasource.vector.dense import DEFAULT_HNSW_EF, DENSE, DenseVectorStore
+from zhiku.datasource.vector.edge_shard import EdgeCollection
+from zhiku.datasource.vector.points import VectorSpec
+
+
+class EdgeVectorStore(DenseVectorStore):
+    """Cosine vector store in the shard directory ``path`` (created if missing).
+
+    Single-process: a second open of ``path`` while it is open raises StoreError. Search scans
+    exactly until :meth:`optimize` builds the HNSW graph (blocking; run it after ingest jobs), and
+    always below ``index_threshold_kb`` of vectors (Qdrant's default: 10,000 KB, ~6,500 384-d).
+    """
+
+    def __init__(
+        self, path: Path, dim: int, hnsw_ef: int = DEFAULT_HNSW_EF, index_threshold_kb: int | None = None
+    ) -> None:
+        collection = EdgeCollection(Path(path), VectorSpec(DENSE, dim), index_threshold_kb=index_threshold_kb)
+        super().__init__(collection, dim, hnsw_ef)
+        self.path = Path(path)

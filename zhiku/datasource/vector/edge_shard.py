@@ -1,0 +1,232 @@
+"""A :class:`PointCollection` on an embedded qdrant-edge shard (Qdrant's engine, in-process).
+
+What a caller must know about qdrant-edge-py 0.9:
+
+- one process at a time: the shard's write-ahead log is locked while it is open, so a second open
+  (another process, or the same path twice in this one) raises :class:`StoreError`;
+- writes go to the WAL and are visible at once; :meth:`EdgeCollection.flush` makes them durable
+  in the segments;
+- the HNSW graph is built only by :meth:`EdgeCollection.optimize`, which blocks and holds the GIL
+  (about 25 s for 100k 384-d points): run it after an ingest job, off the request path. Before
+  that, search scans the points exactly;
+- an interrupted optimisation may leave ``temp_segments/``; it is removed at open (the WAL lock is
+  held by then, so no other process can be using it).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import qdrant_edge as qe
+
+from zhiku.core.errors import StoreError
+from zhiku.datasource.vector.points import (
+    DOCUMENT_KEY,
+    ENABLED_KEY,
+    PointData,
+    SparseValues,
+    VectorSpec,
+    VectorValue,
+)
+
+_CONFIG_FILE = "edge_config.json"
+_TEMP_SEGMENTS = "temp_segments"
+
+
+@contextmanager
+def _store_errors(action: str, path: Path) -> Iterator[None]:
+    """qdrant-edge raises bare ``Exception``; turn it into StoreError naming the shard."""
+    try:
+        yield
+    except StoreError:
+        raise
+    except Exception as exc:
+        raise StoreError(f"qdrant-edge shard {path}: {action} failed: {exc}") from exc
+
+
+class EdgeCollection:
+    """One qdrant-edge shard directory holding one named vector.
+
+    ``integer_indexes`` are payload keys that get an integer index (``enabled`` and
+    ``document_id`` are always indexed). For sparse vectors, ``optimize`` also vacuums deleted
+    points, which Qdrant's IDF statistics keep counting until then.
+
+    ``index_threshold_kb`` (dense only): segments smaller than this are searched exactly and get
+    no HNSW graph. Qdrant's default, 10,000 KB, is about 6,500 vectors of 384 dimensions.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        spec: VectorSpec,
+        integer_indexes: Sequence[str] = (),
+        index_threshold_kb: int | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.spec = spec
+        self.index_threshold_kb = index_threshold_kb
+        self._shard: qe.EdgeShard | None = self._open()
+        self._ensure_indexes([(DOCUMENT_KEY, qe.PayloadSchemaType.Keyword)] + [
+            (key, qe.PayloadSchemaType.Integer) for key in (ENABLED_KEY, *integer_indexes)
+        ])
+
+    def _config(self) -> qe.EdgeConfig:
+        if self.spec.sparse:
+            return qe.EdgeConfig(
+                sparse_vectors={self.spec.name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+                optimizers=qe.EdgeOptimizersConfig(deleted_threshold=1e-9, vacuum_min_vector_number=1),
+            )
+        assert self.spec.dim is not None
+        threshold = self.index_threshold_kb
+        return qe.EdgeConfig(
+            vectors={self.spec.name: qe.EdgeVectorParams(size=self.spec.dim, distance=qe.Distance.Cosine)},
+            hnsw_config=None if threshold is None else qe.HnswIndexConfig(16, 100, threshold),
+            optimizers=None if threshold is None else qe.EdgeOptimizersConfig(indexing_threshold=threshold),
+        )
+
+    def _open(self) -> qe.EdgeShard:
+        config = self._config()
+        try:
+            if (self.path / _CONFIG_FILE).exists():
+                shard = qe.EdgeShard.load(str(self.path), config)
+            else:
+                self.path.mkdir(parents=True, exist_ok=True)
+                shard = qe.EdgeShard.create(str(self.path), config)
+        except Exception as exc:
+            if "WouldBlock" in str(exc) or "lock" in str(exc).lower():
+                raise StoreError(
+                    f"the store at {self.path} is already open in another process (or twice in this "
+                    "one); the embedded store admits one process: stop the other process or send the "
+                    "request through the server that holds it"
+                ) from exc
+            raise StoreError(f"cannot open qdrant-edge shard {self.path}: {exc}") from exc
+        shutil.rmtree(self.path / _TEMP_SEGMENTS, ignore_errors=True)
+        return shard
+
+    def _ensure_indexes(self, indexes: list[tuple[str, qe.PayloadSchemaType]]) -> None:
+        shard = self._require()
+        with _store_errors("payload index", self.path):
+            present = shard.info().payload_schema
+            for key, schema in indexes:
+                if key not in present:
+                    shard.update(qe.UpdateOperation.create_field_index(key, schema))
+
+    def _require(self) -> qe.EdgeShard:
+        if self._shard is None:
+            raise StoreError(f"the store at {self.path} is closed")
+        return self._shard
+
+    def _vector(self, value: VectorValue) -> Any:
+        if isinstance(value, SparseValues):
+            return qe.SparseVector(value.indices, value.values)
+        return value
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def upsert(self, points: Sequence[PointData]) -> None:
+        if not points:
+            return
+        name = self.spec.name
+        batch = [
+            qe.Point(p.id, {name: self._vector(p.vector)}, p.payload) for p in points if p.vector is not None
+        ]
+        with _store_errors("upsert", self.path):
+            self._require().update(qe.UpdateOperation.upsert_points(batch))
+
+    def delete(self, ids: Sequence[str]) -> None:
+        if ids:
+            with _store_errors("delete", self.path):
+                self._require().update(qe.UpdateOperation.delete_points(list(ids)))
+
+    def delete_document(self, document_id: str) -> None:
+        condition = qe.Filter(must=[qe.FieldCondition(DOCUMENT_KEY, match=qe.MatchValue(document_id))])
+        with _store_errors("delete document", self.path):
+            self._require().update(qe.UpdateOperation.delete_points_by_filter(condition))
+
+    def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
+        # By filter, so unknown ids are skipped (set_payload by id fails half-way on them).
+        if ids:
+            condition = qe.Filter(must=[qe.HasIdCondition(set(ids))])
+            with _store_errors("set payload", self.path):
+                self._require().update(qe.UpdateOperation.set_payload_by_filter(condition, payload))
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def search(
+        self, query: VectorValue, limit: int, *, exact: bool = False, hnsw_ef: int | None = None
+    ) -> list[tuple[str, float]]:
+        request = qe.QueryRequest(
+            limit=limit,
+            query=qe.Query.Nearest(self._vector(query), using=self.spec.name),
+            filter=qe.Filter(must=[qe.FieldCondition(ENABLED_KEY, match=qe.MatchValue(1))]),
+            params=qe.SearchParams(exact=exact, hnsw_ef=hnsw_ef),
+            with_payload=False,
+            with_vector=False,
+        )
+        with _store_errors("search", self.path):
+            return [(str(p.id), float(p.score)) for p in self._require().query(request)]
+
+    def retrieve(self, ids: Sequence[str], with_vector: bool) -> list[PointData]:
+        if not ids:
+            return []
+        with _store_errors("retrieve", self.path):
+            records = self._require().retrieve(list(ids), True, [self.spec.name] if with_vector else False)
+        return [self._point(r, with_vector) for r in records]
+
+    def scroll(self, with_vector: bool, page_size: int = 1024) -> Iterator[PointData]:
+        offset: Any = None
+        while True:
+            request = qe.ScrollRequest(
+                offset=offset,
+                limit=page_size,
+                with_payload=True,
+                with_vector=[self.spec.name] if with_vector else False,
+            )
+            with _store_errors("scroll", self.path):
+                records, offset = self._require().scroll(request)
+            for record in records:
+                yield self._point(record, with_vector)
+            if offset is None:
+                return
+
+    def _point(self, record: Any, with_vector: bool) -> PointData:
+        vector: VectorValue | None = None
+        if with_vector and record.vector:
+            raw = record.vector[self.spec.name]
+            vector = SparseValues(list(raw.indices), list(raw.values)) if self.spec.sparse else list(raw)
+        return PointData(str(record.id), vector, dict(record.payload or {}))
+
+    def value_counts(self, key: str) -> dict[int, int]:
+        with _store_errors("facet", self.path):
+            response = self._require().facet(qe.FacetRequest(key, limit=2**31 - 1, exact=True))
+        return {int(hit.value): int(hit.count) for hit in response.hits}
+
+    def count(self) -> int:
+        with _store_errors("count", self.path):
+            return int(self._require().count(qe.CountRequest(exact=True)))
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        with _store_errors("flush", self.path):
+            self._require().flush()
+
+    def optimize(self) -> None:
+        with _store_errors("optimize", self.path):
+            self._require().optimize()
+
+    def close(self) -> None:
+        if self._shard is not None:
+            shard, self._shard = self._shard, None
+            with _store_errors("close", self.path):
+                shard.flush()
+                shard.close()
+
+    def drop(self) -> None:
+        """Close and delete the shard directory."""
+        self.close()
+        shutil.rmtree(self.path, ignore_errors=True)

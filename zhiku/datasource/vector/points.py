@@ -1,0 +1,109 @@
+"""A Qdrant collection seen as points with one named vector, a document id and an enabled flag.
+
+The dense vector stores and the sparse BM25 stores are both written against
+:class:`PointCollection`, so the embedded qdrant-edge shard and a qdrant-client collection differ
+only in how they talk to Qdrant (``edge_shard.py``, ``qdrant_collection.py``).
+
+``enabled`` is stored as the integer 0 or 1: boolean payload filters are broken in
+qdrant-edge-py 0.9 (``MatchValue(True)`` matches nothing).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeAlias
+
+from zhiku.core.errors import InvalidInput
+
+DOCUMENT_KEY = "document_id"
+ENABLED_KEY = "enabled"
+
+
+@dataclass(frozen=True)
+class SparseValues:
+    """A sparse vector: parallel lists of dimension indices (uint32) and values."""
+
+    indices: list[int]
+    values: list[float]
+
+
+VectorValue: TypeAlias = list[float] | SparseValues
+
+
+@dataclass(frozen=True)
+class VectorSpec:
+    """The collection's one named vector: dense cosine of ``dim`` dimensions, or sparse with IDF."""
+
+    name: str
+    dim: int | None = None
+
+    @property
+    def sparse(self) -> bool:
+        return self.dim is None
+
+
+@dataclass
+class PointData:
+    """A point as written or read back. ``vector`` is None when it was not asked for."""
+
+    id: str
+    vector: VectorValue | None
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+class PointCollection(Protocol):
+    """The operations both Qdrant backends provide; ids are canonical UUID strings."""
+
+    spec: VectorSpec
+
+    def upsert(self, points: Sequence[PointData]) -> None: ...
+
+    def delete(self, ids: Sequence[str]) -> None: ...
+
+    def delete_document(self, document_id: str) -> None: ...
+
+    def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None: ...
+
+    def search(
+        self, query: VectorValue, limit: int, *, exact: bool = False, hnsw_ef: int | None = None
+    ) -> list[tuple[str, float]]:
+        """Best ``limit`` points with ``enabled == 1``, best first."""
+        ...
+
+    def retrieve(self, ids: Sequence[str], with_vector: bool) -> list[PointData]: ...
+
+    def scroll(self, with_vector: bool, page_size: int = 1024) -> Iterator[PointData]:
+        """Every point with its payload (and vector), in pages of ``page_size``."""
+        ...
+
+    def value_counts(self, key: str) -> dict[int, int]:
+        """How many points hold each value of the integer payload ``key`` (indexed)."""
+        ...
+
+    def count(self) -> int: ...
+
+    def flush(self) -> None: ...
+
+    def optimize(self) -> None: ...
+
+    def drop(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def canonical_ids(ids: Iterable[str]) -> list[str]:
+    """Ids as canonical lower-case UUID strings (what Qdrant returns); InvalidInput otherwise."""
+    out = []
+    for value in ids:
+        try:
+            out.append(str(uuid.UUID(str(value))))
+        except ValueError as exc:
+            raise InvalidInput(f"point id must be a UUID string, got {value!r}") from exc
+    return out
+
+
+def base_payload(document_id: str, enabled: bool) -> dict[str, Any]:
+    """The payload every point carries."""
+    return {DOCUMENT_KEY: document_id, ENABLED_KEY: 1 if enabled else 0}

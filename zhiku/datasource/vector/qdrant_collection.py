@@ -1,0 +1,263 @@
+"""A :class:`PointCollection` on one collection reached through qdrant-client.
+
+``location`` is a server URL (``http://host:6333``), ``":memory:"`` (a private in-process instance,
+for tests and throw-away data) or a directory (qdrant-client's local mode, pure Python: fine for
+small data, slow past ~20k points). A local directory is locked by the client that opens it, so
+every store of this process that uses the same directory shares one client; another process
+opening it gets :class:`StoreError`.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from qdrant_client import QdrantClient, models
+
+from zhiku.core.errors import StoreError
+from zhiku.datasource.vector.points import (
+    DOCUMENT_KEY,
+    ENABLED_KEY,
+    PointData,
+    SparseValues,
+    VectorSpec,
+    VectorValue,
+)
+
+MEMORY = ":memory:"
+
+
+def is_url(location: str) -> bool:
+    return "://" in location
+
+
+class _LocalClients:
+    """One shared, reference-counted client per local directory (its lock admits one client)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._clients: dict[str, tuple[QdrantClient, int]] = {}
+
+    def acquire(self, path: str) -> QdrantClient:
+        key = str(Path(path).resolve())
+        with self._lock:
+            client, users = self._clients.get(key, (None, 0))
+            if client is None:
+                try:
+                    client = QdrantClient(path=key, force_disable_check_same_thread=True)
+                except RuntimeError as exc:
+                    raise StoreError(
+                        f"the qdrant directory {key} is already open in another process: {exc}"
+                    ) from exc
+            self._clients[key] = (client, users + 1)
+            return client
+
+    def release(self, path: str) -> None:
+        key = str(Path(path).resolve())
+        with self._lock:
+            client, users = self._clients[key]
+            if users > 1:
+                self._clients[key] = (client, users - 1)
+            else:
+                del self._clients[key]
+                client.close()
+
+
+_local_clients = _LocalClients()
+
+
+@contextmanager
+def _store_errors(action: str, collection: str) -> Iterator[None]:
+    try:
+        yield
+    except StoreError:
+        raise
+    except Exception as exc:
+        raise StoreError(f"qdrant collection {collection!r}: {action} failed: {exc}") from exc
+
+
+class ClientCollection:
+    """One qdrant-client collection holding one named vector, created on first use.
+
+    In local mode (``":memory:"`` or a directory) calls are serialised by a lock, since the
+    local engine is not thread-safe; against a server they run concurrently.
+    """
+
+    def __init__(
+        self, location: str, collection: str, spec: VectorSpec, integer_indexes: Sequence[str] = ()
+    ) -> None:
+        self.location = location
+        self.collection = collection
+        self.spec = spec
+        self.local = not is_url(location)
+        self._lock: threading.RLock | None = threading.RLock() if self.local else None
+        if location == MEMORY:
+            self._client: QdrantClient | None = QdrantClient(location=MEMORY, force_disable_check_same_thread=True)
+        elif self.local:
+            self._client = _local_clients.acquire(location)
+        else:
+            with _store_errors("connect", collection):
+                self._client = QdrantClient(url=location)
+        with self._guard("create collection"):
+            self._create(integer_indexes)
+
+    def _create(self, integer_indexes: Sequence[str]) -> None:
+        client = self._require()
+        if client.collection_exists(self.collection):
+            return
+        if self.spec.sparse:
+            client.create_collection(
+                self.collection,
+                vectors_config={},
+                sparse_vectors_config={self.spec.name: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+            )
+        else:
+            assert self.spec.dim is not None
+            client.create_collection(
+                self.collection,
+                vectors_config={
+                    self.spec.name: models.VectorParams(size=self.spec.dim, distance=models.Distance.COSINE)
+                },
+            )
+        if not self.local:  # local mode ignores payload indexes (and warns)
+            client.create_payload_index(self.collection, DOCUMENT_KEY, models.PayloadSchemaType.KEYWORD)
+            for key in (ENABLED_KEY, *integer_indexes):
+                client.create_payload_index(self.collection, key, models.PayloadSchemaType.INTEGER)
+
+    @contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        with _store_errors(action, self.collection):
+            if self._lock is None:
+                yield
+            else:
+                with self._lock:
+                    yield
+
+    def _require(self) -> QdrantClient:
+        if self._client is None:
+            raise StoreError(f"the store on collection {self.collection!r} is closed")
+        return self._client
+
+    def _vector(self, value: VectorValue) -> Any:
+        if isinstance(value, SparseValues):
+            return models.SparseVector(indices=value.indices, values=value.values)
+        return value
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def upsert(self, points: Sequence[PointData]) -> None:
+        batch = [
+            models.PointStruct(id=p.id, vector={self.spec.name: self._vector(p.vector)}, payload=p.payload)
+            for p in points
+            if p.vector is not None
+        ]
+        if batch:
+            with self._guard("upsert"):
+                self._require().upsert(self.collection, batch, wait=True)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        if ids:
+            with self._guard("delete"):
+                self._require().delete(self.collection, models.PointIdsList(points=list(ids)), wait=True)
+
+    def delete_document(self, document_id: str) -> None:
+        selector = models.FilterSelector(filter=_match(DOCUMENT_KEY, document_id))
+        with self._guard("delete document"):
+            self._require().delete(self.collection, selector, wait=True)
+
+    def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
+        if ids:
+            selector = models.FilterSelector(filter=models.Filter(must=[models.HasIdCondition(has_id=list(ids))]))
+            with self._guard("set payload"):
+                self._require().set_payload(self.collection, payload, selector, wait=True)
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def search(
+        self, query: VectorValue, limit: int, *, exact: bool = False, hnsw_ef: int | None = None
+    ) -> list[tuple[str, float]]:
+        params = None if self.local else models.SearchParams(exact=exact, hnsw_ef=hnsw_ef)
+        with self._guard("search"):
+            response = self._require().query_points(
+                self.collection,
+                query=self._vector(query),
+                using=self.spec.name,
+                query_filter=_match(ENABLED_KEY, 1),
+                search_params=params,
+                limit=limit,
+                with_payload=False,
+            )
+        return [(str(p.id), float(p.score)) for p in response.points]
+
+    def retrieve(self, ids: Sequence[str], with_vector: bool) -> list[PointData]:
+        if not ids:
+            return []
+        with self._guard("retrieve"):
+            records = self._require().retrieve(
+                self.collection, list(ids), with_payload=True, with_vectors=[self.spec.name] if with_vector else False
+            )
+        return [self._point(r, with_vector) for r in records]
+
+    def scroll(self, with_vector: bool, page_size: int = 1024) -> Iterator[PointData]:
+        offset: Any = None
+        while True:
+            with self._guard("scroll"):
+                records, offset = self._require().scroll(
+                    self.collection,
+                    limit=page_size,
+                    offset=offset,
+                    with_payload=True,
+                    with_vectors=[self.spec.name] if with_vector else False,
+                )
+            for record in records:
+                yield self._point(record, with_vector)
+            if offset is None:
+                return
+
+    def _point(self, record: Any, with_vector: bool) -> PointData:
+        vector: VectorValue | None = None
+        if with_vector and record.vector:
+            raw = record.vector[self.spec.name]
+            vector = SparseValues(list(raw.indices), list(raw.values)) if self.spec.sparse else list(raw)
+        return PointData(str(record.id), vector, dict(record.payload or {}))
+
+    def value_counts(self, key: str) -> dict[int, int]:
+        with self._guard("facet"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # local mode warns that facets need no index there
+            response = self._require().facet(self.collection, key, limit=2**31 - 1, exact=True)
+        return {int(hit.value): int(hit.count) for hit in response.hits}
+
+    def count(self) -> int:
+        with self._guard("count"):
+            return int(self._require().count(self.collection, exact=True).count)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Nothing to do: writes wait for the server (or the local file) before returning."""
+
+    def optimize(self) -> None:
+        """Nothing to do: a server builds its indexes in the background; local mode has none."""
+
+    def close(self) -> None:
+        if self._client is None:
+            return
+        client, self._client = self._client, None
+        if self.local and self.location != MEMORY:
+            _local_clients.release(self.location)
+        else:
+            client.close()
+
+    def drop(self) -> None:
+        """Delete the collection, then close."""
+        with self._guard("drop"):
+            self._require().delete_collection(self.collection)
+        self.close()
+
+
+def _match(key: str, value: str | int) -> models.Filter:
+    return models.Filter(must=[models.FieldCondition(key=key, match=models.MatchValue(value=value))])

@@ -1,0 +1,165 @@
+"""Run an evaluation set through zhiku and score each search method.
+
+Passage mode indexes every corpus line as one pre-made segment (isolates retrieval); document mode
+ingests ``docs/`` through extract → clean → split → index (the whole pipeline) and judges chunks
+by document (and, for QA sets, by whether the chunk holds an answer).
+The dataset is kept in the knowledge base as ``eval-<set>-<mode>`` and reused by later runs with
+the same embedding model, so trying another fusion does not re-embed the corpus.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from zhiku.core.documents import Chunk, Hit
+from zhiku.core.errors import NotFound
+from zhiku.evaluation.metrics import score_run
+from zhiku.evaluation.sets import EvalSet
+from zhiku.knowledge_base import Dataset, KnowledgeBase
+
+Mode = Literal["passage", "document"]
+
+#: Search methods the eval can run: name → override of the dataset's retrieval config.
+METHODS: dict[str, dict[str, Any]] = {
+    "semantic": {"search_method": "semantic_search"},
+    "full_text": {"search_method": "full_text_search"},
+    "keyword": {"search_method": "keyword_search"},
+    "hybrid": {},
+    "hybrid_rrf": {"reranking": {"mode": "rrf"}},
+    "hybrid_semantic_full_text": {"hybrid_methods": ["semantic", "full_text"]},
+}
+DEFAULT_METHODS = ("semantic", "full_text", "keyword", "hybrid")
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class EvalReport:
+    set: str
+    mode: Mode
+    methods: dict[str, dict[str, float]] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"set": self.set, "mode": self.mode, "methods": self.methods, "info": self.info}
+
+
+def _dataset(
+    kb: KnowledgeBase, eval_set: EvalSet, mode: Mode, embedding_model: str | None, rebuild: bool
+) -> tuple[Dataset, bool]:
+    name = f"eval-{eval_set.name}-{mode}"
+    try:
+        dataset = kb.dataset(name)
+        wanted = embedding_model or kb.settings.embedding_model
+        if rebuild or dataset.embedding_model != wanted or _incomplete(dataset):
+            kb.delete_dataset(name)
+        else:
+            return dataset, False
+    except NotFound:
+        pass
+    return kb.create_dataset(name, description=f"evaluation set {eval_set.name}", embedding_model=embedding_model), True
+
+
+def _incomplete(dataset: Dataset) -> bool:
+    stats = dataset.stats()
+    return stats["documents"] == 0 or set(stats["by_status"]) - {"completed", "error"} != set()
+
+
+def ingest(
+    kb: KnowledgeBase,
+    eval_set: EvalSet,
+    mode: Mode,
+    *,
+    embedding_model: str | None = None,
+    rebuild: bool = False,
+    on_progress: Progress | None = None,
+) -> tuple[Dataset, dict[str, Any]]:
+    """Build (or reuse) the set's dataset; returns it with ingest figures."""
+    dataset, fresh = _dataset(kb, eval_set, mode, embedding_model, rebuild)
+    info: dict[str, Any] = {"reused": not fresh}
+    if fresh:
+        started = time.perf_counter()
+        timings: dict[str, float] = {}
+        if mode == "passage":
+            documents = [
+                (p.id, [Chunk(content=p.content, position=0, tokens=0, metadata={"doc": p.doc})])
+                for p in eval_set.passages
+            ]
+            dataset.add_chunks(documents, on_progress=on_progress, timings=timings)
+        else:
+            files = sorted(eval_set.docs_dir.glob("*.txt"))
+            dataset.add_files(files, on_progress=on_progress, timings=timings)
+        dataset.optimize()
+        info["ingest_seconds"] = round(time.perf_counter() - started, 1)
+        info["stage_seconds"] = {k: round(v, 2) for k, v in timings.items()}
+    info.update(dataset.stats())
+    return dataset, info
+
+
+def _judged_ids(hits: Sequence[Hit], mode: Mode) -> list[str]:
+    if mode == "passage":
+        return [hit.document_name for hit in hits]
+    return [hit.document_name.rsplit(".", 1)[0] for hit in hits]
+
+
+def _answer_hit_rate(runs: dict[str, list[Hit]], eval_set: EvalSet) -> dict[str, float]:
+    """Share of queries with a chunk from a gold document that contains an answer, in the top k."""
+    totals = {"answer_recall@1": 0.0, "answer_recall@5": 0.0, "answer_recall@10": 0.0, "answer_mrr@10": 0.0}
+    judged = 0
+    for query_id, hits in runs.items():
+        answers = eval_set.answers.get(query_id)
+        if not answers:
+            continue
+        judged += 1
+        gold_docs = eval_set.qrels_docs.get(query_id, set())
+        for rank, hit in enumerate(hits[:10], start=1):
+            doc = hit.document_name.rsplit(".", 1)[0]
+            if doc in gold_docs and any(answer in hit.content for answer in answers):
+                for k in (1, 5, 10):
+                    if rank <= k:
+                        totals[f"answer_recall@{k}"] += 1
+                totals["answer_mrr@10"] += 1.0 / rank
+                break
+    return {name: round(value / judged, 4) for name, value in totals.items()} if judged else {}
+
+
+def evaluate(
+    kb: KnowledgeBase,
+    eval_set: EvalSet,
+    mode: Mode = "passage",
+    methods: Sequence[str] = DEFAULT_METHODS,
+    *,
+    embedding_model: str | None = None,
+    rebuild: bool = False,
+    on_progress: Progress | None = None,
+) -> EvalReport:
+    """Ingest (or reuse) the set and score every method over all judged queries."""
+    dataset, info = ingest(
+        kb, eval_set, mode, embedding_model=embedding_model, rebuild=rebuild, on_progress=on_progress
+    )
+    report = EvalReport(set=eval_set.name, mode=mode, info=info)
+    qrels = eval_set.qrels if mode == "passage" else eval_set.qrels_docs
+    top_k = 10 if mode == "passage" else 30
+    query_ids = list(eval_set.queries)
+    for method in methods:
+        override = {**METHODS[method], "top_k": top_k}
+        config = dataset.retrieval.merged(override)
+        runs: dict[str, list[Hit]] = {}
+        started = time.perf_counter()
+        for done, query_id in enumerate(query_ids, start=1):
+            runs[query_id] = dataset.search_with(eval_set.queries[query_id], config)
+            if on_progress and done % 50 == 0:
+                on_progress(f"{method}", done, len(query_ids))
+        elapsed = time.perf_counter() - started
+        ranked = {query_id: _judged_ids(hits, mode) for query_id, hits in runs.items()}
+        scores = score_run(ranked, qrels, query_ids)
+        if mode == "document" and eval_set.answers:
+            scores.update(_answer_hit_rate(runs, eval_set))
+        scores["ms_per_query"] = round(1000 * elapsed / max(1, len(query_ids)), 2)
+        report.methods[method] = scores
+    report.info["queries"] = len(query_ids)
+    report.info["embedding_model"] = dataset.embedding_model
+    return report
