@@ -6,13 +6,12 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.make_files import make_docx, make_pdf, make_text, make_xls, make_xlsx
-from zhiku.core.errors import ExtractionError, UnsupportedFileType
 from zhiku.core.documents import Document
+from zhiku.core.errors import ExtractionError, UnsupportedFileType
 from zhiku.extractors import Extractor, extract, extractor_for, extractors
 from zhiku.extractors.docx import DocxExtractor
 from zhiku.extractors.html import HtmlExtractor
 from zhiku.extractors.markdown import MarkdownExtractor
-from zhiku.extractors.pdf import PdfExtractor
 from zhiku.extractors.spreadsheet import CsvExtractor, XlsExtractor, XlsxExtractor
 from zhiku.extractors.txt import TextExtractor
 
@@ -88,7 +87,17 @@ def test_utf16_text_without_suffix(tmp_path: Path) -> None:
 
 def test_registry_holds_every_format_and_accepts_replacements() -> None:
     assert set(extractors.names()) >= {
-        "txt", "markdown", "html", "pdf", "docx", "csv", "xlsx", "xls", "pptx", "eml", "epub"
+        "txt",
+        "markdown",
+        "html",
+        "pdf",
+        "docx",
+        "csv",
+        "xlsx",
+        "xls",
+        "pptx",
+        "eml",
+        "epub",
     }
     assert all(isinstance(extractors.create(n), Extractor) for n in ("txt", "pdf", "csv"))
 

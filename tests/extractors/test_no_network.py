@@ -42,7 +42,9 @@ def network_attempts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_partitioning_and_cleaning_stay_offline(tmp_path: Path, network_attempts: list[str]) -> None:
-    pptx = make_pptx(tmp_path / "deck.pptx", [("离线测试", "这是一个完整的句子，用于分句。It has a sentence.")])
+    pptx = make_pptx(
+        tmp_path / "deck.pptx", [("离线测试", "这是一个完整的句子，用于分句。It has a sentence.")]
+    )
     eml = make_eml(tmp_path / "mail.eml", subject="离线", text="邮件正文。This is the body.")
     slides = extract(pptx, "deck.pptx")
     mail = extract(eml, "mail.eml")

@@ -87,9 +87,9 @@ def server() -> Iterator[EmbeddingsServer]:
 
 
 def make(server: EmbeddingsServer, **options: object) -> OpenAICompatibleEmbedding:
-    host, port = server.server_address[:2]
     settings: dict[str, object] = {"retry_backoff": 0.01, "timeout": 5, **options}
-    return OpenAICompatibleEmbedding(f"http://{host}:{port}/v1", "fake-embed", **settings)  # type: ignore[arg-type]
+    base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    return OpenAICompatibleEmbedding(base_url, "fake-embed", **settings)  # type: ignore[arg-type]
 
 
 def expected(texts: list[str]) -> np.ndarray:

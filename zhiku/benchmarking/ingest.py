@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import zhiku
 from zhiku.core.errors import ZhikuError
 from zhiku.knowledge_base import KnowledgeBase
 
@@ -26,6 +27,8 @@ PARAGRAPH_RULE: dict[str, Any] = {"splitter": "fixed_separator", "separator": "\
 
 #: Runs the real CLI in a child process, with the synthetic embedding model registered.
 _CLI = "import zhiku.benchmarking; from zhiku.cli import main; main()"
+#: Where the child finds this same zhiku, installed or not.
+_PACKAGE_ROOT = str(Path(zhiku.__file__).resolve().parents[1])
 
 
 @dataclass
@@ -85,9 +88,13 @@ def ingest_in_child(home: Path, source_dir: Path, dataset: str, log_file: Path) 
     """
     command = [sys.executable, "-c", _CLI, "--home", str(home), "ingest", str(source_dir)]
     command += ["--dataset", dataset]
+    paths = [_PACKAGE_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     started = time.perf_counter()
     with log_file.open("wb") as log:
-        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        child = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
+        )
         _, status, usage = os.wait4(child.pid, 0)
     child.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.perf_counter() - started

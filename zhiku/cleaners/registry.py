@@ -29,8 +29,7 @@ def build_cleaners(names: list[str]) -> list[Cleaner]:
     for name in names:
         if name in REFUSED_RULES:
             raise ConfigError(
-                f"cleaner {name!r} is refused: {REFUSED_RULES[name]}; "
-                f"known: {', '.join(cleaners.names())}"
+                f"cleaner {name!r} is refused: {REFUSED_RULES[name]}; known: {', '.join(cleaners.names())}"
             )
         built.append(cleaners.create(name))
     return built

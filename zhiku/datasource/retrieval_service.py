@@ -115,9 +115,7 @@ class RetrievalService:
                 ch: [(sid, s) for sid, s in hits if sid in texts] for ch, hits in found.items()
             }
         hits = cut(
-            self._fuse(query, found, texts or {}, config),
-            score_threshold=config.score_threshold,
-            top_k=config.top_k,
+            self._fuse(query, found, texts or {}, config), score_threshold=config.score_threshold
         )
         return (reorder(hits) if config.reorder else hits), timings
 
@@ -202,16 +200,16 @@ class RetrievalService:
         texts: Mapping[str, str],
         config: RetrievalConfig,
     ) -> list[FusedHit]:
-        reranking = config.reranking
+        reranking, top_n = config.reranking, config.top_k
         if reranking.mode == "reranking_model":
             assert self._rerank_model is not None  # guaranteed by _check
-            return rerank_with_model(query, found, texts, self._rerank_model)
+            return rerank_with_model(query, found, texts, self._rerank_model, top_n=top_n)
         if len(found) == 1 or reranking.mode == "none":
-            return max_score(found)
+            return max_score(found, top_n=top_n)
         weights: dict[str, float] = {ch: w for ch, w in reranking.weights.items()}
         if reranking.mode == "weighted_score":
-            return weighted_score(found, weights)
-        return rrf(found, k=reranking.rrf_k, weights=weights)
+            return weighted_score(found, weights, top_n=top_n)
+        return rrf(found, k=reranking.rrf_k, weights=weights, top_n=top_n)
 
 
 def _timed(channel: SearchChannel, query: str, limit: int) -> tuple[_Ranked, float]:

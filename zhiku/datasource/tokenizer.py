@@ -64,7 +64,8 @@ class Tokenizer:
     """Thread-safe tokenizer with a dataset's user dictionary and stop words.
 
     ``user_dict`` is a jieba user dictionary (UTF-8, ``word [freq] [tag]`` per line); a missing or
-    malformed file raises :class:`ConfigError`. ``stop_words`` replaces :data:`DEFAULT_STOP_WORDS`
+    malformed file raises :class:`ConfigError` here. Without one, jieba's dictionary is loaded at
+    the first Chinese text (about a second, once per process). ``stop_words`` replaces :data:`DEFAULT_STOP_WORDS`
     (pass ``[]`` to keep every token); they are compared after lower-casing.
     """
 
@@ -79,7 +80,9 @@ class Tokenizer:
             DEFAULT_STOP_WORDS if stop_words is None else frozenset(w.lower() for w in stop_words)
         )
         self.hmm = hmm
-        self._jieba = self._build_jieba()
+        self._jieba_lock = threading.Lock()
+        # With a user dictionary, load now so a bad file fails here, not at the first query.
+        self._jieba_instance: jieba.Tokenizer | None = None if user_dict is None else self._build_jieba()
         self._cut_block = lru_cache(maxsize=_BLOCK_CACHE_SIZE)(self._cut_block_uncached)
 
     @classmethod
@@ -104,6 +107,9 @@ class Tokenizer:
     def tokenize(self, text: str) -> list[str]:
         """Tokens of ``text`` in order, repeats kept (BM25 counts them)."""
         tokens: list[str] = []
+        if not _HAN.search(text):
+            self._add_words(text, tokens)
+            return tokens
         start = 0
         for match in _JIEBA_RUN.finditer(text):
             if not _HAN.search(match.group()):
@@ -123,7 +129,7 @@ class Tokenizer:
     def _cut_block_uncached(self, block: str) -> tuple[str, ...]:
         stop = self.stop_words
         out: list[str] = []
-        for piece in self._jieba.cut_for_search(block, HMM=self.hmm):
+        for piece in self._jieba().cut_for_search(block, HMM=self.hmm):
             piece = piece.lower()
             if _HAN.search(piece):
                 if piece not in stop:
@@ -132,21 +138,26 @@ class Tokenizer:
                 out.extend(w for w in _WORD.findall(piece) if w not in stop)
         return tuple(out)
 
+    def _jieba(self) -> jieba.Tokenizer:
+        """The private jieba instance, built on the first Chinese text (English never needs it)."""
+        if self._jieba_instance is None:
+            with self._jieba_lock:
+                if self._jieba_instance is None:
+                    self._jieba_instance = self._build_jieba()
+        return self._jieba_instance
+
     def _build_jieba(self) -> jieba.Tokenizer:
         freq, total = _default_prefix_dict()
         instance = jieba.Tokenizer()
-        if self.user_dict is None:
-            instance.FREQ, instance.total = freq, total
-            instance.initialized = True
-            return instance
-        if not self.user_dict.is_file():
-            raise ConfigError(f"jieba user dictionary not found: {self.user_dict}")
-        instance.FREQ, instance.total = dict(freq), total
+        instance.FREQ, instance.total = (freq, total) if self.user_dict is None else (dict(freq), total)
         instance.initialized = True
-        try:
-            instance.load_userdict(str(self.user_dict))
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"invalid jieba user dictionary {self.user_dict}: {exc}") from exc
+        if self.user_dict is not None:
+            if not self.user_dict.is_file():
+                raise ConfigError(f"jieba user dictionary not found: {self.user_dict}")
+            try:
+                instance.load_userdict(str(self.user_dict))
+            except (OSError, ValueError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"invalid jieba user dictionary {self.user_dict}: {exc}") from exc
         return instance
 
     def __repr__(self) -> str:

@@ -98,8 +98,6 @@ def _unprintable_share(text: str) -> float:
     if not text:
         return 0.0
     bad = sum(
-        1
-        for ch in text
-        if ch not in "\n\r\t\f\v" and unicodedata.category(ch) in ("Cc", "Cn", "Co", "Cs")
+        1 for ch in text if ch not in "\n\r\t\f\v" and unicodedata.category(ch) in ("Cc", "Cn", "Co", "Cs")
     )
     return bad / len(text)

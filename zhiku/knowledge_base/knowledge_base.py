@@ -293,6 +293,28 @@ class Dataset:
         self.document(document_id)
         self._kb._index(self.id).delete_documents([document_id])
 
+    def set_segment_enabled(self, segment_id: str, enabled: bool) -> None:
+        """Enable or disable one segment in the database and in both stores."""
+        with self._kb.sessions.begin() as session:
+            row = session.get(SegmentRow, segment_id)
+            if row is None or row.dataset_id != self.id:
+                raise NotFound(f"no segment {segment_id!r} in dataset {self.name!r}")
+            row.enabled = enabled
+        index = self._kb._index(self.id)
+        index.vector.set_enabled([segment_id], enabled)
+        index.fulltext.set_enabled([segment_id], enabled)
+
+    def replace_file(self, document_id: str, path: str | Path, *, pipeline: Pipeline | None = None) -> DocumentInfo:
+        """Re-ingest a document from a new file. Its segments are replaced in every store or in none:
+        if the new version fails, the previous segments stay served and the document shows the error."""
+        self.document(document_id)
+        source = Path(path)
+        with self._kb.sessions.begin() as session:
+            row = session.get(DocumentRow, document_id)
+            assert row is not None
+            row.name, row.source, row.size, row.status = source.name, str(source), _size(source), "waiting"
+        return self._ingest([(source.name, source, str(source))], pipeline, None, None, [document_id])[0]
+
     def add_file(self, path: str | Path, *, pipeline: Pipeline | None = None) -> DocumentInfo:
         """Ingest one file. A bad file does not raise: its document is marked ``error`` with the reason."""
         return self.add_files([path], pipeline=pipeline)[0]
@@ -387,12 +409,14 @@ class Dataset:
         pipeline: Pipeline | None,
         on_progress: Progress | None,
         timings: dict[str, float] | None,
+        document_ids: Sequence[str] | None = None,
     ) -> list[DocumentInfo]:
         pipeline = pipeline or self.pipeline()
         index = self._kb._index(self.id)
-        document_ids = [
-            self._new_document(name, source=origin, size=_size(source)) for name, source, origin in sources
-        ]
+        if document_ids is None:
+            document_ids = [
+                self._new_document(name, source=origin, size=_size(source)) for name, source, origin in sources
+            ]
         pending: list[tuple[str, Sequence[Segment]]] = []
         total = len(sources)
         for done, ((name, source, _origin), document_id) in enumerate(zip(sources, document_ids), start=1):

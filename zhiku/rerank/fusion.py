@@ -2,8 +2,9 @@
 
 Every function takes :data:`~zhiku.rerank.types.Candidates` — per channel, ``(segment_id,
 raw_score)`` best first, higher is better — and returns :class:`~zhiku.rerank.types.FusedHit`
-sorted by final score, best first. What the final score means (and so what a
-``score_threshold`` compares against) differs per fusion:
+sorted by final score, best first (only the best ``top_n`` when given: the others are never
+built). What the final score means, and so what a ``score_threshold`` compares against, differs
+per fusion:
 
 =====================  ==========================================================================
 ``weighted_score``     weighted mean of normalised channel scores, in ``[0, 1]``
@@ -23,13 +24,15 @@ are ordered by the segment's best rank in any channel, then by the order of the 
 from __future__ import annotations
 
 import math
-import operator
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from itertools import chain, zip_longest
+from typing import Literal
 
 from zhiku.core.errors import ConfigError, InvalidInput, ModelUnavailable
 from zhiku.rerank.types import Candidates, FusedHit, Normalization, RerankModel
 
-_Ranked = list[tuple[str, float]]
+#: One channel's candidates: segment id → raw score, in the channel's order, no repeats.
+_Column = dict[str, float]
 
 
 def normalize(scores: Sequence[float], method: Normalization = "minmax") -> list[float]:
@@ -68,6 +71,7 @@ def weighted_score(
     candidates: Candidates,
     weights: Mapping[str, float],
     normalization: Normalization = "minmax",
+    top_n: int | None = None,
 ) -> list[FusedHit]:
     """Weighted mean of each channel's normalised score.
 
@@ -84,17 +88,18 @@ def weighted_score(
     """
     share = _shares(candidates, weights)
 
-    def channel_scores(channel: str, hits: _Ranked) -> list[float]:
+    def values(channel: str, raw: list[float]) -> list[float]:
         w = share[channel]
-        return [w * s for s in normalize([s for _, s in hits], normalization)]
+        return [w * s for s in normalize(raw, normalization)]
 
-    return _merge(candidates, channel_scores, operator.add)
+    return _fuse(candidates, values, "sum", top_n)
 
 
 def rrf(
     candidates: Candidates,
     k: int = 60,
     weights: Mapping[str, float] | None = None,
+    top_n: int | None = None,
 ) -> list[FusedHit]:
     """Reciprocal rank fusion, scaled to ``(0, 1]``.
 
@@ -110,17 +115,18 @@ def rrf(
     if k < 1:
         raise ConfigError(f"rrf k must be at least 1, got {k}")
     share = _shares(candidates, weights if weights is not None else dict.fromkeys(candidates, 1.0))
-    # With shares summing to 1 the maximum of the sum is 1 / (k + 1).
-    top = k + 1
 
-    def channel_scores(channel: str, hits: _Ranked) -> list[float]:
-        w = share[channel]
-        return [w * top / (k + rank) for rank in range(1, len(hits) + 1)]
+    def values(channel: str, raw: list[float]) -> list[float]:
+        # With shares summing to 1 the sum's maximum is 1 / (k + 1): scale by k + 1.
+        w = share[channel] * (k + 1)
+        return [w / (k + rank) for rank in range(1, len(raw) + 1)]
 
-    return _merge(candidates, channel_scores, operator.add)
+    return _fuse(candidates, values, "sum", top_n)
 
 
-def max_score(candidates: Candidates, normalization: Normalization = "minmax") -> list[FusedHit]:
+def max_score(
+    candidates: Candidates, normalization: Normalization = "minmax", top_n: int | None = None
+) -> list[FusedHit]:
     """No fusion (mode ``none``): each segment keeps its best score.
 
     With one channel the final score is that channel's raw score (cosine for ``semantic``, BM25
@@ -129,8 +135,8 @@ def max_score(candidates: Candidates, normalization: Normalization = "minmax") -
     over the channels, in ``[0, 1]``.
     """
     if len(candidates) == 1:
-        return _merge(candidates, lambda _, hits: [s for _, s in hits], max)
-    return _merge(candidates, lambda _, hits: normalize([s for _, s in hits], normalization), max)
+        return _fuse(candidates, lambda _, raw: raw, "max", top_n)
+    return _fuse(candidates, lambda _, raw: normalize(raw, normalization), "max", top_n)
 
 
 def rerank_with_model(
@@ -144,26 +150,25 @@ def rerank_with_model(
 
     The final score is on the model's scale (a cross-encoder logit, an API's relevance in
     ``[0, 1]``, ...), so a threshold must be chosen for that model. ``texts`` maps every candidate
-    id to the text the model reads; ``top_n`` keeps the best ``top_n`` (all when None). The model
-    is called once, and not at all when there are no candidates.
+    id to the text the model reads. The model is called once, with the union in best-rank order,
+    and not at all when there are no candidates.
 
     Raises InvalidInput if a candidate has no text, ModelUnavailable if the model returns a
     different number of scores than texts (or raises it itself).
     """
-    fused = _merge(candidates, lambda _, hits: [0.0] * len(hits), max)
-    if not fused:
+    columns = _columns(candidates)
+    union = _union(columns)
+    if not union:
         return []
-    missing = [hit.segment_id for hit in fused if hit.segment_id not in texts]
+    missing = [sid for sid in union if sid not in texts]
     if missing:
         raise InvalidInput(f"no text for {len(missing)} candidate(s) to rerank, e.g. {missing[0]}")
-    scores = model.rerank(query, [texts[hit.segment_id] for hit in fused])
-    if len(scores) != len(fused):
+    scores = model.rerank(query, [texts[sid] for sid in union])
+    if len(scores) != len(union):
         raise ModelUnavailable(
-            f"rerank model {model.name!r} returned {len(scores)} scores for {len(fused)} texts"
+            f"rerank model {model.name!r} returned {len(scores)} scores for {len(union)} texts"
         )
-    for hit, score in zip(fused, scores, strict=True):
-        hit.score = float(score)
-    return _ordered(fused)[:top_n]
+    return _best(columns, union, dict(zip(union, scores, strict=True)), top_n)
 
 
 def cut(
@@ -191,47 +196,63 @@ def _shares(candidates: Candidates, weights: Mapping[str, float]) -> dict[str, f
     return {channel: w / total for channel, w in chosen.items()}
 
 
-def _merge(
+def _fuse(
     candidates: Candidates,
-    channel_scores: Callable[[str, _Ranked], Sequence[float]],
-    combine: Callable[[float, float], float],
+    values: Callable[[str, list[float]], Sequence[float]],
+    combine: Literal["sum", "max"],
+    top_n: int | None,
 ) -> list[FusedHit]:
-    """Union of the channels' candidates; each channel's per-candidate values are combined.
-
-    Candidates are met rank by rank across channels (every rank 1, then every rank 2, ...), so
-    the stable sort by score leaves ties in best-rank, then channel order.
-    """
-    columns = []
-    for channel, listed in candidates.items():
-        hits = _unique(listed)
-        columns.append((channel, hits, channel_scores(channel, hits)))
-    fused: dict[str, FusedHit] = {}
-    depth = max((len(hits) for _, hits, _ in columns), default=0)
-    for i in range(depth):
-        rank = i + 1
-        for channel, hits, values in columns:
-            if i >= len(hits):
-                continue
-            sid, raw = hits[i]
-            hit = fused.get(sid)
-            if hit is None:
-                fused[sid] = FusedHit(sid, values[i], {channel: raw}, {channel: rank})
-            else:
-                hit.score = combine(hit.score, values[i])
-                hit.scores[channel] = raw
-                hit.ranks[channel] = rank
-    return _ordered(fused.values())
+    """Combine each channel's per-candidate ``values(channel, raw_scores)`` into final scores."""
+    columns = _columns(candidates)
+    final: dict[str, float] = {}
+    get = final.get
+    for channel, column in columns.items():
+        channel_values = values(channel, list(column.values()))
+        if combine == "sum":
+            for sid, value in zip(column, channel_values, strict=True):
+                final[sid] = get(sid, 0.0) + value
+        else:
+            for sid, value in zip(column, channel_values, strict=True):
+                best = get(sid)
+                if best is None or value > best:
+                    final[sid] = value
+    return _best(columns, _union(columns), final, top_n)
 
 
-def _unique(hits: Iterable[tuple[str, float]]) -> _Ranked:
-    seen: set[str] = set()
-    out: _Ranked = []
-    for sid, score in hits:
-        if sid not in seen:
-            seen.add(sid)
-            out.append((sid, float(score)))
-    return out
+def _columns(candidates: Candidates) -> dict[str, _Column]:
+    columns: dict[str, _Column] = {}
+    for channel, hits in candidates.items():
+        column = dict(hits)
+        if len(column) != len(hits):  # repeated ids: keep each at its first place
+            column = {}
+            for sid, score in hits:
+                column.setdefault(sid, score)
+        columns[channel] = column
+    return columns
 
 
-def _ordered(hits: Iterable[FusedHit]) -> list[FusedHit]:
-    return sorted(hits, key=operator.attrgetter("score"), reverse=True)  # stable: keeps ties in order
+def _union(columns: Mapping[str, _Column]) -> list[str]:
+    """Every candidate once, met rank by rank across channels (all rank 1, then all rank 2...)."""
+    seen = dict.fromkeys(chain.from_iterable(zip_longest(*columns.values())))
+    return [sid for sid in seen if sid is not None]  # None: zip_longest's filler
+
+
+def _best(
+    columns: Mapping[str, _Column],
+    union: list[str],
+    final: Mapping[str, float],
+    top_n: int | None,
+) -> list[FusedHit]:
+    """The ``top_n`` best of ``union`` as FusedHits; the stable sort keeps ties in union order."""
+    chosen = sorted(union, key=final.__getitem__, reverse=True)[:top_n]
+    rank_of = {ch: dict(zip(column, range(1, len(column) + 1))) for ch, column in columns.items()}
+    hits = []
+    for sid in chosen:
+        scores: dict[str, float] = {}
+        ranks: dict[str, int] = {}
+        for channel, column in columns.items():
+            if sid in column:
+                scores[channel] = float(column[sid])
+                ranks[channel] = rank_of[channel][sid]
+        hits.append(FusedHit(sid, float(final[sid]), scores, ranks))
+    return hits

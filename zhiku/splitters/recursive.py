@@ -227,7 +227,7 @@ class RecursiveSplitter:
                 content = "".join(text for text, _ in current).strip()
                 count = self.length(content)
             if count > limit:  # one piece, over by its real count: cut it finer
-                finer = self._pieces(content, 0, ratio)
+                finer = self._pieces(current[0][0], 0, ratio)  # unstripped: joins stay exact
                 if len(finer) > 1:
                     pieces[index - 1 : index] = finer
                     index -= 1

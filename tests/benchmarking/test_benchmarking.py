@@ -1,0 +1,71 @@
+"""The benchmark end to end at a tiny size, and the pieces whose correctness the figures rest on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from zhiku.benchmarking import SyntheticEmbedding, run_benchmark
+from zhiku.benchmarking.corpus import build_corpus, write_corpus
+from zhiku.benchmarking.timing import Latency, paired_sum
+from zhiku.providers.embedding import create_embedding_model
+
+METHODS = {"semantic", "full_text", "keyword", "hybrid", "semantic_with_query_embedding",
+           "hybrid_with_query_embedding", "query_embedding"}
+STAGES = {"extract", "clean", "split", "embed", "index", "non_embedding"}
+
+
+def test_synthetic_embedding_is_registered_deterministic_and_keeps_word_overlap() -> None:
+    model = create_embedding_model("synthetic")
+    texts = ["green tea is brewed at 80 degrees", "green tea is brewed at 85 degrees",
+             "the invoice is paid by bank transfer", "绿茶用八十度的水冲泡"]
+    vectors = model.embed_documents(texts)
+    assert vectors.shape == (4, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(SyntheticEmbedding().embed_documents(texts), vectors)
+    assert np.allclose(model.embed_query(texts[3]), vectors[3])
+    assert vectors[0] @ vectors[1] > 0.7 > vectors[0] @ vectors[2]
+    assert not np.allclose(vectors[0], vectors[1])
+
+
+def test_corpus_recombines_distinct_segments_that_split_back_one_per_paragraph(tmp_path: Path) -> None:
+    corpus = build_corpus(500, 7, eval_dir=tmp_path / "no-eval-sets")
+    assert corpus.source == "bundled demo corpus sentences"
+    assert len(corpus.texts) == len(set(corpus.texts)) == 500 and corpus.recombined > 0
+    assert len(corpus.queries) == 7
+    assert build_corpus(500, 7, eval_dir=tmp_path / "no-eval-sets").texts == corpus.texts
+    files = write_corpus(corpus.texts, tmp_path / "files", per_file=100)
+    assert len(files) == 5
+    paragraphs = [p for f in files for p in f.read_text(encoding="utf-8").strip().split("\n\n")]
+    assert paragraphs == corpus.texts
+
+
+def test_latency_percentiles_and_paired_sum() -> None:
+    latency = Latency.of([0.001, 0.002, 0.003, 0.004, 0.100])
+    assert latency.p50 == pytest.approx(3.0) and latency.p95 == pytest.approx(80.8)
+    assert paired_sum([1.0, 2.0, 3.0], [0.5, 0.25]) == [1.5, 2.25, 3.5]
+
+
+def test_run_benchmark_reports_every_figure(tmp_path: Path) -> None:
+    lines: list[str] = []
+    result = run_benchmark(tmp_path / "home", segments=120, queries=6, log=lines.append,
+                           ingest_passages=60, limit_model="synthetic", eval_dir=tmp_path / "no-eval-sets")
+    json.dumps(result, allow_nan=False)
+    assert result["segments"] == 120 and result["segments_indexed"] == 120
+    assert set(result["latency_ms"]) >= METHODS
+    for value in result["latency_ms"].values():
+        assert 0 < value["p50"] <= value["p95"]
+    for name in ("rank_bm25", "qdrant_client_local"):
+        assert result["baselines_ms"][name]["p50"] > 0
+    assert set(result["ingest_chunks_per_s"]) >= STAGES
+    assert all(rate > 0 for rate in result["ingest_chunks_per_s"].values())
+    assert result["ingest_chunks"] == 60
+    assert 50 < result["peak_rss_mb"] < 4096
+    assert all(ratio > 0 for ratio in result["ratios"].values())
+    assert result["ingest_limit"]["texts_per_s"]["zh"] > 0
+    report = "\n".join(lines)
+    assert "Query latency" in report and "rank_bm25" in report and "synthetic" in report
+    assert not list((tmp_path / "home").iterdir()), "the work directory is removed"

@@ -1,0 +1,165 @@
+"""Contract of every VectorStore backend: qdrant-edge (embedded) and qdrant-client (:memory:, path)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from zhiku.core.errors import ConfigError, InvalidInput, StoreError
+from zhiku.datasource.vector import open_vector_store, vector_stores
+from zhiku.datasource.vector.base import VectorRecord, VectorStore
+from zhiku.datasource.vector.edge import EdgeVectorStore
+from zhiku.datasource.vector.qdrant import QdrantClientVectorStore
+
+DIM = 8
+A, B, C, D = (str(uuid.UUID(int=i)) for i in (1, 2, 3, 4))
+
+Opener = Callable[[], VectorStore]
+
+
+def unit(*components: float) -> np.ndarray:
+    vector = np.zeros(DIM, dtype=np.float32)
+    vector[: len(components)] = components
+    return vector
+
+
+@pytest.fixture(params=["edge", "qdrant-memory", "qdrant-path"])
+def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
+    """Opens the same store again on each call (``:memory:`` only once: it cannot be reopened)."""
+    opened: list[VectorStore] = []
+
+    def open_store() -> VectorStore:
+        store: VectorStore
+        if request.param == "edge":
+            store = EdgeVectorStore(tmp_path / "dense", DIM)
+        elif request.param == "qdrant-path":
+            store = QdrantClientVectorStore(str(tmp_path / "qdrant"), "segments", DIM)
+        else:
+            if opened:
+                pytest.skip(":memory: does not persist")
+            store = QdrantClientVectorStore(":memory:", "segments", DIM)
+        opened.append(store)
+        return store
+
+    yield open_store
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def store(opener: Opener) -> VectorStore:
+    store = opener()
+    store.upsert(
+        [
+            VectorRecord(A, unit(1, 0), "doc-1"),
+            VectorRecord(B, unit(1, 1), "doc-1"),
+            VectorRecord(C, unit(0, 1), "doc-2"),
+            VectorRecord(D, unit(-1, 0), "doc-2", enabled=False),
+        ]
+    )
+    return store
+
+
+def test_search_orders_by_cosine(store: VectorStore) -> None:
+    hits = store.search(unit(2, 0), 10)
+    assert [segment for segment, _ in hits] == [A, B, C]
+    assert [score for _, score in hits] == pytest.approx([1.0, 2**-0.5, 0.0], abs=1e-6)
+    assert store.search(unit(0, 3), 1) == [(C, pytest.approx(1.0, abs=1e-6))]
+
+
+def test_upsert_overwrites_vector_and_payload(store: VectorStore) -> None:
+    store.upsert([VectorRecord(A, unit(0, 0, 1), "doc-3")])
+    assert store.count() == 4
+    assert store.search(unit(0, 0, 1), 1) == [(A, pytest.approx(1.0, abs=1e-6))]
+    store.delete_document("doc-1")
+    assert store.ids() == {A, C, D}
+
+
+def test_delete_and_delete_document(store: VectorStore) -> None:
+    store.delete([B, str(uuid.UUID(int=99))])  # an unknown id is ignored
+    assert store.ids() == {A, C, D}
+    assert B not in [segment for segment, _ in store.search(unit(1, 1), 10)]
+    store.delete_document("doc-2")
+    assert store.ids() == {A}
+    assert store.count() == 1
+
+
+def test_set_enabled_hides_and_unhides(store: VectorStore) -> None:
+    assert D not in dict(store.search(unit(-1, 0), 10))  # written disabled
+    store.set_enabled([A, str(uuid.UUID(int=98))], False)
+    assert [segment for segment, _ in store.search(unit(1, 0), 10)] == [B, C]
+    assert store.ids() == {A, B, C, D}
+    assert store.count() == 4
+    store.set_enabled([A, D], True)
+    assert [segment for segment, _ in store.search(unit(1, 0), 10)] == [A, B, C, D]
+
+
+def test_rejects_bad_input(store: VectorStore) -> None:
+    with pytest.raises(InvalidInput):
+        store.upsert([VectorRecord(str(uuid.uuid4()), np.ones(DIM + 1), "doc")])
+    with pytest.raises(InvalidInput):
+        store.upsert([VectorRecord("not-a-uuid", unit(1), "doc")])
+    with pytest.raises(InvalidInput):
+        store.search(np.zeros(DIM), 3)
+    assert store.search(unit(1), 0) == []
+
+
+def test_persists_across_close_and_reopen(opener: Opener) -> None:
+    store = opener()
+    store.upsert([VectorRecord(A, unit(1, 0), "doc-1"), VectorRecord(B, unit(0, 1), "doc-1")])
+    store.set_enabled([B], False)
+    store.flush()
+    store.close()
+    reopened = opener()
+    assert reopened.ids() == {A, B}
+    assert reopened.search(unit(1, 1), 10) == [(A, pytest.approx(2**-0.5, abs=1e-6))]
+
+
+def test_drop_removes_everything(opener: Opener) -> None:
+    store = opener()
+    store.upsert([VectorRecord(A, unit(1), "doc-1")])
+    store.drop()
+    assert opener().count() == 0
+
+
+def test_edge_second_open_while_open_fails(tmp_path: Path) -> None:
+    first = EdgeVectorStore(tmp_path / "dense", DIM)
+    try:
+        with pytest.raises(StoreError, match="already open"):
+            EdgeVectorStore(tmp_path / "dense", DIM)
+        # Another process hits the same lock (checked on the engine: importing zhiku takes seconds).
+        child = f"import qdrant_edge\nqdrant_edge.EdgeShard.load({str(tmp_path / 'dense')!r})"
+        result = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)
+        assert result.returncode != 0 and "WouldBlock" in result.stderr
+    finally:
+        first.close()
+    EdgeVectorStore(tmp_path / "dense", DIM).close()  # free again once closed
+
+
+def test_edge_removes_stray_temp_segments_and_checks_dim(tmp_path: Path) -> None:
+    EdgeVectorStore(tmp_path / "dense", DIM).close()
+    stray = tmp_path / "dense" / "temp_segments" / "interrupted"
+    stray.mkdir(parents=True)
+    (stray / "data").write_bytes(b"partial")
+    store = EdgeVectorStore(tmp_path / "dense", DIM)
+    assert not (tmp_path / "dense" / "temp_segments").exists()
+    store.close()
+    with pytest.raises(StoreError, match="vector size"):
+        EdgeVectorStore(tmp_path / "dense", DIM * 2)
+
+
+def test_registry_opens_each_backend(tmp_path: Path) -> None:
+    assert {"edge", "qdrant"} <= set(vector_stores.names())
+    edge = open_vector_store("edge", path=tmp_path / "e", dim=DIM)
+    client = open_vector_store("qdrant", location=":memory:", collection="c", dim=DIM)
+    assert isinstance(edge, EdgeVectorStore) and isinstance(client, QdrantClientVectorStore)
+    edge.close()
+    client.close()
+    with pytest.raises(ConfigError):
+        open_vector_store("no-such-store")
