@@ -103,7 +103,7 @@ def test_channels_run_concurrently() -> None:
     assert elapsed < 0.35
     assert set(ids(hits)) == {"a", "b"}
     assert set(timings) == {"semantic", "full_text"}
-    assert all(190.0 <= ms < 350.0 for ms in timings.values())
+    assert all(ms >= 190.0 for ms in timings.values())
 
 
 def test_each_channel_recalls_effective_recall_k() -> None:

@@ -14,6 +14,7 @@ from zhiku.extractors.html import HtmlExtractor
 from zhiku.extractors.markdown import MarkdownExtractor
 from zhiku.extractors.spreadsheet import CsvExtractor, XlsExtractor, XlsxExtractor
 from zhiku.extractors.txt import TextExtractor
+from zhiku.extractors.unstructured_formats import EmlExtractor
 
 
 def test_pdf_named_txt_is_read_as_pdf(tmp_path: Path) -> None:
@@ -21,6 +22,11 @@ def test_pdf_named_txt_is_read_as_pdf(tmp_path: Path) -> None:
     [doc] = extract(path, "report.txt")
     assert doc.text == "伪装成文本的 PDF"
     assert doc.metadata["page"] == 1
+
+
+def test_pdf_header_after_junk_is_trusted_with_pdf_suffix(tmp_path: Path) -> None:
+    data = b"garbage-before-header\n" + make_pdf(tmp_path / "a.pdf", ["前置垃圾之后的 PDF"]).read_bytes()
+    assert extract(data, "junk.pdf")[0].text == "前置垃圾之后的 PDF"
 
 
 def test_text_named_pdf_is_read_as_text() -> None:
@@ -47,6 +53,8 @@ def test_office_formats_by_content_whatever_the_name(tmp_path: Path) -> None:
         ("data.csv", b"a,b\n1,2\n", CsvExtractor),
         ("readme", "说明文字".encode("gbk"), TextExtractor),
         ("config.json", b'{"a": 1}', TextExtractor),
+        ("pdf-notes.md", "# 格式\n\n文件以 %PDF-1.7 开头。".encode(), MarkdownExtractor),
+        ("message", b"From: a@example.com\nTo: b@example.com\nSubject: hi\n\nbody", EmlExtractor),
     ],
 )
 def test_text_formats(name: str, head: bytes, expected: type) -> None:

@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def network_attempts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     attempts: list[str] = []
 
-    def refuse(kind: str):  # type: ignore[no-untyped-def]
+    def refuse(kind: str) -> Callable[..., None]:
         def blocked(*args: object, **kwargs: object) -> None:
             attempts.append(f"{kind}{args[1:]}")
             raise OSError("network disabled by test")

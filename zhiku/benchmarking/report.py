@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-_STAGES = ("extract", "clean", "split", "embed", "index", "other", "non_embedding", "total")
+_STAGES = (
+    "extract", "clean", "split", "embed", "index", "other", "non_embedding", "total", "total_per_cpu_s"
+)
 _METHODS = (
     ("semantic", "semantic (vector search)"),
     ("semantic_with_query_embedding", "semantic + query embedding"),
@@ -31,8 +33,8 @@ def format_report(result: dict[str, Any]) -> list[str]:
     lines = [
         "",
         f"zhiku benchmark: {result['segments']:,} segments ({result['segments_indexed']:,} indexed), "
-        f"{result['queries']} queries, {result['machine']['cpus']} CPUs, "
-        f"load average {result['machine']['load_avg_1m']} at start",
+        f"{result['queries']} queries, {result['machine']['cpus']} CPUs, load average "
+        f"{result['machine']['load_avg_1m']} at start, {result['machine']['load_avg_1m_end']} at end",
         f"corpus: {result['corpus']['source']} ({result['corpus']['recombined_segments']:,} segments "
         "made by recombining sentences)",
         f"vectors: {result['vectors']}",
@@ -45,12 +47,17 @@ def format_report(result: dict[str, Any]) -> list[str]:
         "(keyword extraction, status updates)",
         f"  ingestion limit, {limit['model']}: {rates}; one query {limit['query_ms']['p50']:g} ms (p50)",
         f"zhiku ingest in a child process: {result['segments_indexed']:,} segments in {child['seconds']:g} s "
-        f"({child['segments_per_s']:g} segments/s), peak RSS {result['peak_rss_mb']:,.0f} MB",
+        f"({child['segments_per_s']:g} segments/s, {child['cpu_seconds']:g} CPU s), "
+        f"peak RSS {result['peak_rss_mb']:,.0f} MB",
         "",
         f"{'Query latency, ms':34}{'p50':>10}{'p95':>10}{'n':>6}",
     ]
     latency = result["latency_ms"]
     lines += [_latency_row(label, latency[key]) for key, label in _METHODS if key in latency]
+    channels = ", ".join(
+        f"{name} {value['p50']:g}/{value['p95']:g}" for name, value in result["hybrid_channels_ms"].items()
+    )
+    lines.append(f"  inside hybrid, channel p50/p95 ms: {channels}")
     baselines = result["baselines_ms"]
     ratios = result["ratios"]
     lines += [

@@ -91,6 +91,7 @@ def run_benchmark(
             dataset = kb.dataset("bench")
             index = kb._index(dataset.id)
             result.update(_latencies(index, dataset.segments(), corpus, limit_model, say))
+        result["machine"]["load_avg_1m_end"] = round(os.getloadavg()[0], 2)
         result["targets"] = _targets(result)
     for line in format_report(result):
         if log:
@@ -139,6 +140,7 @@ def _child_ingest(work: Path, corpus: BenchCorpus, say: Log) -> dict[str, Any]:
         "peak_rss_mb": child.peak_rss_mb,
         "child_ingest": {
             "seconds": round(child.seconds, 2),
+            "cpu_seconds": round(child.cpu_seconds, 2),
             "segments_per_s": round(child.segments / child.seconds, 1),
         },
     }
@@ -149,7 +151,7 @@ def _latencies(
 ) -> dict[str, Any]:
     queries = corpus.queries
     say(f"timing zhiku's methods on {len(queries)} queries ...")
-    seconds = method_latencies(index, queries, TOP_K)
+    seconds, channels = method_latencies(index, queries, TOP_K)
 
     say(f"measuring {limit_model}'s own throughput ...")
     model = measure_model(limit_model, _model_texts(corpus.texts), queries[:MODEL_QUERIES])
@@ -170,6 +172,7 @@ def _latencies(
     bm25 = Latency.of(rank_bm25_seconds(token_lists, query_tokens, TOP_K))
     return {
         "latency_ms": {method: value.to_json() for method, value in latency.items()},
+        "hybrid_channels_ms": {channel: value.to_json() for channel, value in summarise(channels).items()},
         "baselines_ms": {"rank_bm25": bm25.to_json(), "qdrant_client_local": qdrant.to_json()},
         "ratios": {
             "rank_bm25_over_full_text": _ratio(bm25.p50, latency["full_text"].p50),

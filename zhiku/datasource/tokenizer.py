@@ -31,7 +31,8 @@ from zhiku.core.errors import ConfigError
 DEFAULT_STOP_WORDS: frozenset[str] = frozenset(
     """
     的 了 和 是 在 也 就 都 而 及 与 或 着 之 于 把 被 让 给 从 对 向 为 以 等 吧 吗 呢 啊 呀 哦 嗯
-    这 那 这个 那个 这些 那些 其 该 个 们 我们 你们 他们 它们 此 即 则 并 且 但 但是 因为 所以
+    我 你 您 他 她 它 我们 你们 他们 它们 这 那 这个 那个 这些 那些 其 该 个 们 此 即 则 并 且 但
+    但是 因为 所以
     a an the and or of to in on at by for from with as is are was were be been being it its this
     that these those there their then than so such into onto about over under i me my we our you
     your he him his she her they them what which who whom whose when where why how am do does did
@@ -65,8 +66,10 @@ class Tokenizer:
 
     ``user_dict`` is a jieba user dictionary (UTF-8, ``word [freq] [tag]`` per line); a missing or
     malformed file raises :class:`ConfigError` here. Without one, jieba's dictionary is loaded at
-    the first Chinese text (about a second, once per process). ``stop_words`` replaces :data:`DEFAULT_STOP_WORDS`
-    (pass ``[]`` to keep every token); they are compared after lower-casing.
+    the first Chinese text (about a second, once per process).
+
+    ``stop_words`` replaces :data:`DEFAULT_STOP_WORDS` (pass ``[]`` to keep every token); they are
+    compared after lower-casing. ``hmm`` lets jieba guess words missing from its dictionary.
     """
 
     def __init__(
@@ -161,4 +164,5 @@ class Tokenizer:
         return instance
 
     def __repr__(self) -> str:
-        return f"Tokenizer(user_dict={self.user_dict!r}, stop_words={len(self.stop_words)} words, hmm={self.hmm})"
+        stop = f"{len(self.stop_words)} words"
+        return f"Tokenizer(user_dict={self.user_dict!r}, stop_words={stop}, hmm={self.hmm})"

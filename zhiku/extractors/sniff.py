@@ -43,7 +43,9 @@ TEXT_FORMATS = frozenset({"txt", "markdown", "html", "csv", "eml"})
 _OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ZIP_MAGIC = b"PK\x03\x04"
 _LOCAL_HEADER_SIZE = 30  # fixed part of a zip local file header; the member name follows
-_HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.I | re.S)
+_HTML_START = re.compile(
+    rb"^(?:\xef\xbb\xbf)?\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.I | re.S
+)
 _MAIL_HEADER = re.compile(
     rb"^(?:from|to|subject|date|received|return-path|message-id|mime-version):", re.I | re.M
 )
@@ -62,7 +64,7 @@ def content_format(head: bytes) -> str | None:
     unknown. ``head`` may be the whole file; with only the first bytes, a zip is judged by the
     member names stored in its first entries.
     """
-    if b"%PDF-" in head[:1024]:  # the header may follow a few bytes of junk
+    if head.lstrip().startswith(b"%PDF-"):
         return "pdf"
     if head.startswith(_ZIP_MAGIC):
         return _zip_format(head)
@@ -83,6 +85,8 @@ def content_format(head: bytes) -> str | None:
 def detect_format(name: str, head: bytes) -> str | None:
     """The format to read a file as, or None when no extractor can (see the module docstring)."""
     by_suffix = suffix_format(name)
+    if by_suffix == "pdf" and b"%PDF-" in head[:1024]:
+        return "pdf"  # readers accept a PDF header after some junk; trust that only with the suffix
     by_content = content_format(head)
     if by_content == "text":
         return by_suffix if by_suffix in TEXT_FORMATS else "txt"

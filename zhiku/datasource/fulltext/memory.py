@@ -75,7 +75,9 @@ class RankBM25Store:
                 has_tokens = any(corpus)
                 self._index = _Index(
                     ids=[r.id for r in records],
-                    bm25=BM25Okapi(corpus, k1=self.k1, b=self.b, epsilon=self.epsilon) if has_tokens else None,
+                    bm25=BM25Okapi(corpus, k1=self.k1, b=self.b, epsilon=self.epsilon)
+                    if has_tokens
+                    else None,
                     postings=postings,
                 )
             return self._index

@@ -18,6 +18,7 @@ per dataset. On qdrant-edge, deleted points still count in the IDF until :meth:`
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +28,7 @@ from zhiku.datasource.fulltext import bm25_math
 from zhiku.datasource.fulltext.base import TextRecord
 from zhiku.datasource.vector.edge_shard import EdgeCollection
 from zhiku.datasource.vector.points import (
+    ENABLED_KEY,
     PointCollection,
     PointData,
     SparseValues,
@@ -73,12 +75,26 @@ class SparseBM25Store:
         """Current average document length in tokens (1.0 while the store is empty)."""
         return bm25_math.average_length(self._docs, self._total_length)
 
-    def _point(self, point_id: str, counts: dict[int, int], length: int, payload: dict[str, Any]) -> PointData:
-        avgdl = self.avgdl
-        weights = bm25_math.document_weights(counts, length, avgdl, self.k1, self.b)
+    def _point(
+        self, point_id: str, counts: dict[int, int], length: int, payload: dict[str, Any]
+    ) -> PointData:
+        weights = bm25_math.document_weights(counts, length, self.avgdl, self.k1, self.b)
         terms = sorted(weights)
-        payload = {**payload, LENGTH_KEY: length, "avgdl": avgdl, "k1": self.k1, "b": self.b}
+        # The corpus statistics are kept as integers: qdrant-edge 0.9 rounds some float payloads.
+        payload = {
+            **payload,
+            LENGTH_KEY: length,
+            "corpus_docs": self._docs,
+            "corpus_length": self._total_length,
+            "k1": self.k1,
+            "b": self.b,
+        }
         return PointData(point_id, SparseValues(terms, [weights[t] for t in terms]), payload)
+
+    def _written_with(self, payload: dict[str, Any]) -> tuple[float, float, float]:
+        """avgdl, k1 and b a record was weighted with."""
+        avgdl = bm25_math.average_length(int(payload["corpus_docs"]), int(payload["corpus_length"]))
+        return avgdl, float(payload["k1"]), float(payload["b"])
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -88,7 +104,10 @@ class SparseBM25Store:
         if not latest:
             return
         with self._lock:
-            old = {p.id: int(p.payload.get(LENGTH_KEY, 0)) for p in self._collection.retrieve(list(latest), False)}
+            old = {
+                p.id: int(p.payload.get(LENGTH_KEY, 0))
+                for p in self._collection.retrieve(list(latest), False)
+            }
             self._docs += len(latest) - len(old)
             self._total_length += sum(len(r.tokens) for r in latest.values()) - sum(old.values())
             points = [
@@ -117,7 +136,7 @@ class SparseBM25Store:
             self._load_stats()
 
     def set_enabled(self, ids: Sequence[str], enabled: bool) -> None:
-        self._collection.set_payload(canonical_ids(ids), {"enabled": 1 if enabled else 0})
+        self._collection.set_payload(canonical_ids(ids), {ENABLED_KEY: 1 if enabled else 0})
 
     def reweight(self) -> int:
         """Rewrite the records weighted with another avgdl, k1 or b; returns how many changed.
@@ -131,18 +150,18 @@ class SparseBM25Store:
             current = (self.avgdl, self.k1, self.b)
             batch: list[PointData] = []
             for point in self._collection.scroll(with_vector=True):
-                payload = point.payload
-                written = (payload.get("avgdl"), payload.get("k1"), payload.get("b"))
-                if written == current or not isinstance(point.vector, SparseValues):
+                if not isinstance(point.vector, SparseValues):
                     continue
-                length = int(payload.get(LENGTH_KEY, 0))
-                avgdl, k1, b = (float(v) for v in written)  # type: ignore[arg-type]
+                written = self._written_with(point.payload)
+                if all(math.isclose(w, c, rel_tol=1e-12) for w, c in zip(written, current, strict=True)):
+                    continue
+                length = int(point.payload[LENGTH_KEY])
                 counts = {
-                    term: round(bm25_math.raw_tf(weight, length, avgdl, k1, b))
+                    term: round(bm25_math.raw_tf(weight, length, *written))
                     for term, weight in zip(point.vector.indices, point.vector.values, strict=True)
                     if term != bm25_math.EMPTY_TERM
                 }
-                batch.append(self._point(point.id, counts, length, payload))
+                batch.append(self._point(point.id, counts, length, point.payload))
                 if len(batch) >= _REWEIGHT_BATCH:
                     self._collection.upsert(batch)
                     changed += len(batch)

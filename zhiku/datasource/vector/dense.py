@@ -8,7 +8,13 @@ import numpy as np
 
 from zhiku.core.errors import InvalidInput
 from zhiku.datasource.vector.base import VectorRecord
-from zhiku.datasource.vector.points import PointCollection, PointData, base_payload, canonical_ids
+from zhiku.datasource.vector.points import (
+    ENABLED_KEY,
+    PointCollection,
+    PointData,
+    base_payload,
+    canonical_ids,
+)
 
 DENSE = "dense"
 
@@ -56,7 +62,7 @@ class DenseVectorStore:
         self._collection.delete_document(document_id)
 
     def set_enabled(self, ids: Sequence[str], enabled: bool) -> None:
-        self._collection.set_payload(canonical_ids(ids), {"enabled": 1 if enabled else 0})
+        self._collection.set_payload(canonical_ids(ids), {ENABLED_KEY: 1 if enabled else 0})
 
     def search(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
         """``(segment_id, cosine)`` best first, enabled records only."""

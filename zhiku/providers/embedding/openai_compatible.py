@@ -26,7 +26,8 @@ class OpenAICompatibleEmbedding:
     exponential backoff starting at ``retry_backoff`` seconds (or the server's ``Retry-After``);
     any other failure raises :class:`ModelUnavailable` with the status and a body excerpt.
     ``dim`` is learned from the first answer when not given (reading ``dim`` first sends one
-    probe request). ``timeout`` is in seconds per request. Call :meth:`close` when done.
+    probe request; an empty input gives ``(0, 0)`` while it is unknown). ``timeout`` is in
+    seconds per request. Call :meth:`close` when done.
     """
 
     def __init__(
@@ -60,8 +61,7 @@ class OpenAICompatibleEmbedding:
     @property
     def dim(self) -> int:
         if self._dim is None:
-            self._request(["dimension probe"])
-        assert self._dim is not None
+            self._dim = self._request(["dimension probe"]).shape[1]
         return self._dim
 
     def embed_documents(

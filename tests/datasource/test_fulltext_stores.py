@@ -1,0 +1,158 @@
+"""Contract of every FullTextStore backend: sparse BM25 on qdrant-edge and qdrant-client, rank_bm25."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from zhiku.core.errors import ConfigError, StoreError
+from zhiku.datasource.fulltext import fulltext_stores, open_fulltext_store
+from zhiku.datasource.fulltext.base import FullTextStore, TextRecord
+from zhiku.datasource.fulltext.memory import RankBM25Store
+from zhiku.datasource.fulltext.sparse import EdgeSparseBM25Store, QdrantClientSparseBM25Store
+
+A, B, C, D, E, F, G, H = (str(uuid.UUID(int=i)) for i in range(1, 9))
+MISSING = str(uuid.UUID(int=99))
+
+Opener = Callable[[], FullTextStore]
+
+RECORDS = [
+    TextRecord(A, ["apple", "apple", "pie"], "doc-1"),
+    TextRecord(B, ["apple", "tree", "green", "leaf", "big"], "doc-1"),
+    TextRecord(C, ["banana", "tree"], "doc-2"),
+    TextRecord(D, ["cherry"], "doc-2"),
+    TextRecord(E, ["苹果", "派", "苹果"], "doc-3"),
+    TextRecord(F, ["durian"], "doc-3"),
+    TextRecord(G, ["elder"], "doc-4", enabled=False),
+    TextRecord(H, [], "doc-4"),
+]
+
+
+@pytest.fixture(params=["edge", "qdrant-memory", "qdrant-path", "memory"])
+def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
+    """Opens the same store again on each call; in-memory stores cannot be reopened."""
+    opened: list[FullTextStore] = []
+
+    def open_store() -> FullTextStore:
+        store: FullTextStore
+        if opened and request.param in ("qdrant-memory", "memory"):
+            pytest.skip("an in-memory store does not persist")
+        if request.param == "edge":
+            store = EdgeSparseBM25Store(tmp_path / "bm25")
+        elif request.param == "qdrant-path":
+            store = QdrantClientSparseBM25Store(str(tmp_path / "qdrant"), "bm25")
+        elif request.param == "qdrant-memory":
+            store = QdrantClientSparseBM25Store(":memory:", "bm25")
+        else:
+            store = RankBM25Store()
+        opened.append(store)
+        return store
+
+    yield open_store
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def store(opener: Opener) -> FullTextStore:
+    store = opener()
+    store.upsert(RECORDS)
+    return store
+
+
+def ranked(store: FullTextStore, tokens: list[str], limit: int = 10) -> list[str]:
+    return [segment for segment, _ in store.search(tokens, limit)]
+
+
+def test_search_ranks_records_sharing_a_token(store: FullTextStore) -> None:
+    hits = store.search(["apple"], 10)
+    assert [segment for segment, _ in hits] == [A, B]  # A: twice and shorter
+    assert hits[0][1] > hits[1][1] > 0
+    assert ranked(store, ["苹果"]) == [E]
+    assert ranked(store, ["tree", "cherry"], limit=2) == [D, C]  # rarer term outweighs
+    assert store.search([], 10) == []
+    assert store.search(["unknown"], 10) == []
+    assert store.search(["apple"], 0) == []
+
+
+def test_repeated_query_tokens_weigh_more(store: FullTextStore) -> None:
+    once = dict(store.search(["apple", "tree"], 10))
+    twice = dict(store.search(["apple", "tree", "tree"], 10))
+    assert twice[B] > once[B]
+    assert twice[A] == pytest.approx(once[A], rel=1e-6)
+
+
+def test_upsert_overwrites(store: FullTextStore) -> None:
+    store.upsert([TextRecord(A, ["cherry", "plum"], "doc-9")])
+    assert ranked(store, ["apple"]) == [B]
+    assert set(ranked(store, ["plum", "cherry"])) == {A, D}
+    assert store.count() == len(RECORDS)
+    store.delete_document("doc-9")
+    assert A not in store.ids()
+
+
+def test_delete_and_delete_document(store: FullTextStore) -> None:
+    store.delete([A, MISSING])
+    assert ranked(store, ["apple"]) == [B]
+    store.delete_document("doc-1")
+    assert store.search(["apple"], 10) == []
+    assert store.ids() == {C, D, E, F, G, H}
+    assert store.count() == 6
+
+
+def test_set_enabled_hides_and_unhides(store: FullTextStore) -> None:
+    assert store.search(["elder"], 10) == []  # written disabled
+    store.set_enabled([A, MISSING], False)
+    assert ranked(store, ["apple"]) == [B]
+    assert A in store.ids() and store.count() == len(RECORDS)
+    store.set_enabled([A, G], True)
+    assert ranked(store, ["apple"]) == [A, B]
+    assert ranked(store, ["elder"]) == [G]
+
+
+def test_persists_across_close_and_reopen(opener: Opener) -> None:
+    store = opener()
+    store.upsert(RECORDS)
+    store.set_enabled([A], False)
+    before = store.search(["apple", "tree"], 10)
+    store.flush()
+    store.close()
+    reopened = opener()
+    assert reopened.ids() == {r.id for r in RECORDS}
+    after = reopened.search(["apple", "tree"], 10)
+    assert [s for s, _ in after] == [s for s, _ in before]
+    assert [score for _, score in after] == pytest.approx([score for _, score in before], rel=1e-6)
+    assert A not in ranked(reopened, ["apple"])
+
+
+def test_drop_removes_everything(opener: Opener) -> None:
+    store = opener()
+    store.upsert(RECORDS)
+    store.drop()
+    assert store.count() == 0 if isinstance(store, RankBM25Store) else opener().count() == 0
+
+
+def test_edge_second_open_while_open_fails(tmp_path: Path) -> None:
+    first = EdgeSparseBM25Store(tmp_path / "bm25")
+    try:
+        with pytest.raises(StoreError, match="already open"):
+            EdgeSparseBM25Store(tmp_path / "bm25")
+    finally:
+        first.close()
+
+
+def test_registry_opens_each_backend(tmp_path: Path) -> None:
+    assert {"edge", "qdrant", "memory"} <= set(fulltext_stores.names())
+    stores = [
+        open_fulltext_store("edge", path=tmp_path / "bm25"),
+        open_fulltext_store("qdrant", location=":memory:", collection="bm25"),
+        open_fulltext_store("memory"),
+    ]
+    assert [type(s) for s in stores] == [EdgeSparseBM25Store, QdrantClientSparseBM25Store, RankBM25Store]
+    for store in stores:
+        store.close()
+    with pytest.raises(ConfigError):
+        open_fulltext_store("no-such-store")
