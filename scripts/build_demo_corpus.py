@@ -80,8 +80,8 @@ HISTORY_TITLE = "The Story of Qingshan Tea (青山茶业)"
 
 HISTORY_SECTIONS: list[tuple[str, list[str]]] = [
     ("A tea stall by West Lake", [
-        "Qingshan Tea began in 1987, when Lin Shuhua, the daughter of a tea farmer from Anxi in Fujian "
-        "province, opened a tea stall of six square metres near West Lake in Hangzhou. She sold "
+        "Qingshan Tea was founded in 1987, when Lin Shuhua, the daughter of a tea farmer from Anxi in "
+        "Fujian province, opened a tea stall of six square metres near West Lake in Hangzhou. She sold "
         "Tieguanyin from her family's garden and Longjing bought directly from the villages around the "
         "lake, and she wrote the picking date on every bag by hand, a habit the company keeps today.",
         "In 1995 the stall moved into a real shop at 88 Longjing Road, which is still the flagship "

@@ -22,7 +22,8 @@ def clustered(rng: np.random.Generator, n: int) -> np.ndarray:
     """Unit vectors around 100 centres, with overlapping clusters (harder than uniform noise)."""
     centres = rng.normal(size=(100, DIM))
     vectors = centres[rng.integers(0, 100, n)] + rng.normal(size=(n, DIM))
-    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    unit: np.ndarray = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    return unit
 
 
 def recall_at_10(store: EdgeVectorStore, queries: np.ndarray, truth: list[set[str]]) -> float:

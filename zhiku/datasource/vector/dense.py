@@ -44,7 +44,8 @@ class DenseVectorStore:
             raise InvalidInput(f"vector has {array.shape[0]} dimensions, the store holds {self.dim}")
         if not np.isfinite(array).all() or not array.any():
             raise InvalidInput("vector must be finite and not all zeros")
-        return array.tolist()  # type: ignore[no-any-return]
+        values: list[float] = array.tolist()
+        return values
 
     def upsert(self, records: Sequence[VectorRecord]) -> None:
         ids = canonical_ids(r.id for r in records)
