@@ -37,40 +37,73 @@ POLICIES: list[tuple[str, str]] = [
     ("en", "Effective 1 March 2024. These policies apply to the Qingshan Tea online shop and all stores."),
     ("h", "一、退货与换货 / 1. Returns and exchanges"),
     ("zh", "自签收之日起14天内，未开封、包装完好的茶叶可以无理由退货。"),
-    ("zh", "已开封的茶叶只有在出现质量问题（受潮、发霉、有异味或混入杂物）时才可以退换。请在发现问题后拍照并联系客服。"),
+    (
+        "zh",
+        "已开封的茶叶只有在出现质量问题（受潮、发霉、有异味或混入杂物）时才可以退换。请在发现问题后拍照并联系客服。",
+    ),
     ("zh", "因质量问题产生的退货运费由青山茶业承担；非质量问题的退货运费由顾客承担。"),
-    ("zh", "我们在收到退货并检查无误后5个工作日内，将款项原路退回。定制礼盒、试饮装和特价清仓商品不支持无理由退货。"),
-    ("en", "Unopened tea in its original packaging may be returned for any reason within 14 days of delivery. "
-           "Opened tea can be returned or exchanged only if it has a quality problem, such as dampness, "
-           "mould, an off smell or foreign matter."),
-    ("en", "We pay the return postage for quality problems; otherwise the customer pays it. Refunds go back "
-           "to the original payment method within 5 business days after the returned item has been received "
-           "and checked. Custom gift boxes, sample packs and clearance items cannot be returned unless they "
-           "have a quality problem."),
+    (
+        "zh",
+        "我们在收到退货并检查无误后5个工作日内，将款项原路退回。定制礼盒、试饮装和特价清仓商品不支持无理由退货。",
+    ),
+    (
+        "en",
+        "Unopened tea in its original packaging may be returned for any reason within 14 days of delivery. "
+        "Opened tea can be returned or exchanged only if it has a quality problem, such as dampness, "
+        "mould, an off smell or foreign matter.",
+    ),
+    (
+        "en",
+        "We pay the return postage for quality problems; otherwise the customer pays it. Refunds go back "
+        "to the original payment method within 5 business days after the returned item has been received "
+        "and checked. Custom gift boxes, sample packs and clearance items cannot be returned unless they "
+        "have a quality problem.",
+    ),
     ("page", ""),
     ("h", "二、茶具破损与保修 / 2. Breakage and warranty"),
-    ("zh", "瓷器和玻璃茶具在运输中破损的，请在签收后48小时内把外包装和破损商品的照片发送给客服，我们将免费补发同款商品，无需寄回破损件。"),
+    (
+        "zh",
+        "瓷器和玻璃茶具在运输中破损的，请在签收后48小时内把外包装和破损商品的照片发送给客服，我们将免费补发同款商品，无需寄回破损件。",
+    ),
     ("zh", "智能温控壶QS-K3自购买之日起保修两年。摔落等人为损坏以及底座进水不在保修范围内。"),
-    ("en", "If porcelain or glass teaware arrives damaged, send photos of the outer box and the broken item "
-           "to customer service within 48 hours of delivery. We will ship a free replacement, and you do "
-           "not need to send the broken piece back."),
-    ("en", "The QS-K3 smart kettle has a two-year warranty from the date of purchase. Damage from drops "
-           "or from water getting into the base is not covered."),
+    (
+        "en",
+        "If porcelain or glass teaware arrives damaged, send photos of the outer box and the broken item "
+        "to customer service within 48 hours of delivery. We will ship a free replacement, and you do "
+        "not need to send the broken piece back.",
+    ),
+    (
+        "en",
+        "The QS-K3 smart kettle has a two-year warranty from the date of purchase. Damage from drops "
+        "or from water getting into the base is not covered.",
+    ),
     ("h", "三、隐私 / 3. Privacy"),
-    ("zh", "我们只收集完成订单所需的信息：姓名、收货地址、电话和电子邮箱。订单记录保存3年后删除。我们不会出售或出租您的个人信息。"),
+    (
+        "zh",
+        "我们只收集完成订单所需的信息：姓名、收货地址、电话和电子邮箱。订单记录保存3年后删除。我们不会出售或出租您的个人信息。",
+    ),
     ("zh", "如需查询或删除您的数据，请发送邮件至privacy@qingshantea.example，我们会在15个工作日内处理。"),
-    ("en", "We collect only what is needed to fulfil an order: name, delivery address, phone number and "
-           "email. Order records are deleted after 3 years. We never sell or rent your personal data. "
-           "To see or delete your data, write to privacy@qingshantea.example; we answer within 15 "
-           "business days."),
+    (
+        "en",
+        "We collect only what is needed to fulfil an order: name, delivery address, phone number and "
+        "email. Order records are deleted after 3 years. We never sell or rent your personal data. "
+        "To see or delete your data, write to privacy@qingshantea.example; we answer within 15 "
+        "business days.",
+    ),
     ("page", ""),
     ("h", "四、批发与企业采购 / 4. Wholesale and business orders"),
-    ("zh", "茶馆、餐厅和企业客户单次采购满5公斤可以申请批发价，满20公斤在批发价基础上再享八折。经审核的长期客户可以月结，账期30天。"),
+    (
+        "zh",
+        "茶馆、餐厅和企业客户单次采购满5公斤可以申请批发价，满20公斤在批发价基础上再享八折。经审核的长期客户可以月结，账期30天。",
+    ),
     ("zh", "批发样品每种最多50克，样品费可以在首次批发订单中抵扣。"),
-    ("en", "Tea houses, restaurants and businesses qualify for wholesale prices on orders of 5 kg or more, "
-           "with a further 20% off wholesale prices from 20 kg. Approved regular customers can pay monthly "
-           "on 30-day terms. Samples are limited to 50 g per tea, and the sample fee is credited against "
-           "the first wholesale order."),
+    (
+        "en",
+        "Tea houses, restaurants and businesses qualify for wholesale prices on orders of 5 kg or more, "
+        "with a further 20% off wholesale prices from 20 kg. Approved regular customers can pay monthly "
+        "on 30-day terms. Samples are limited to 50 g per tea, and the sample fee is credited against "
+        "the first wholesale order.",
+    ),
     ("zh", "客服热线：400-820-6688　电子邮箱：service@qingshantea.example"),
 ]
 
@@ -79,34 +112,46 @@ POLICIES: list[tuple[str, str]] = [
 HISTORY_TITLE = "The Story of Qingshan Tea (青山茶业)"
 
 HISTORY_SECTIONS: list[tuple[str, list[str]]] = [
-    ("A tea stall by West Lake", [
-        "Qingshan Tea was founded in 1987, when Lin Shuhua, the daughter of a tea farmer from Anxi in "
-        "Fujian province, opened a tea stall of six square metres near West Lake in Hangzhou. She sold "
-        "Tieguanyin from her family's garden and Longjing bought directly from the villages around the "
-        "lake, and she wrote the picking date on every bag by hand, a habit the company keeps today.",
-        "In 1995 the stall moved into a real shop at 88 Longjing Road, which is still the flagship "
-        "store. Regular customers came for the tea and stayed for the tastings that Lin Shuhua held "
-        "every Saturday afternoon.",
-    ]),
-    ("Growing up", [
-        "In 2003 her son Lin Hao joined the business after studying food science in Shanghai. He set up "
-        "the company's tasting laboratory, where every lot is cupped and tested for pesticide residues "
-        "before it is bought. Lots that fail are returned to the garden with the test report.",
-        "The online shop opened in 2012, and a second store followed in 2016 on Nanjing West Road in "
-        "Shanghai's Jing'an district. In 2019 Qingshan Tea launched its own temperature-controlled "
-        "kettle, the QS-K3, designed with an appliance maker in Ningbo.",
-    ]),
-    ("Partner gardens", [
-        "Today Qingshan Tea works with 23 family-run gardens in Zhejiang, Fujian, Anhui and Yunnan. "
-        "Prices are agreed with each garden before the harvest, so a poor season does not fall on the "
-        "farmers alone. Since 2021 all teas are packed in compostable paper tins instead of "
-        "plastic-lined bags.",
-    ]),
-    ("Our name", [
-        "Qingshan (青山) means \u201cgreen mountains\u201d. The name comes from a saying that Lin "
-        "Shuhua's father liked to quote: 青山不老，茶香长存, \u201cthe green mountains never grow "
-        "old, and the fragrance of tea lives on\u201d.",
-    ]),
+    (
+        "A tea stall by West Lake",
+        [
+            "Qingshan Tea was founded in 1987, when Lin Shuhua, the daughter of a tea farmer from Anxi in "
+            "Fujian province, opened a tea stall of six square metres near West Lake in Hangzhou. She sold "
+            "Tieguanyin from her family's garden and Longjing bought directly from the villages around the "
+            "lake, and she wrote the picking date on every bag by hand, a habit the company keeps today.",
+            "In 1995 the stall moved into a real shop at 88 Longjing Road, which is still the flagship "
+            "store. Regular customers came for the tea and stayed for the tastings that Lin Shuhua held "
+            "every Saturday afternoon.",
+        ],
+    ),
+    (
+        "Growing up",
+        [
+            "In 2003 her son Lin Hao joined the business after studying food science in Shanghai. He set up "
+            "the company's tasting laboratory, where every lot is cupped and tested for pesticide residues "
+            "before it is bought. Lots that fail are returned to the garden with the test report.",
+            "The online shop opened in 2012, and a second store followed in 2016 on Nanjing West Road in "
+            "Shanghai's Jing'an district. In 2019 Qingshan Tea launched its own temperature-controlled "
+            "kettle, the QS-K3, designed with an appliance maker in Ningbo.",
+        ],
+    ),
+    (
+        "Partner gardens",
+        [
+            "Today Qingshan Tea works with 23 family-run gardens in Zhejiang, Fujian, Anhui and Yunnan. "
+            "Prices are agreed with each garden before the harvest, so a poor season does not fall on the "
+            "farmers alone. Since 2021 all teas are packed in compostable paper tins instead of "
+            "plastic-lined bags.",
+        ],
+    ),
+    (
+        "Our name",
+        [
+            "Qingshan (青山) means \u201cgreen mountains\u201d. The name comes from a saying that Lin "
+            "Shuhua's father liked to quote: 青山不老，茶香长存, \u201cthe green mountains never grow "
+            "old, and the fragrance of tea lives on\u201d.",
+        ],
+    ),
 ]
 
 HISTORY_TIMELINE: list[tuple[str, str]] = [
@@ -130,14 +175,22 @@ def build_pdf(path: Path) -> None:
     styles = {
         "title": ParagraphStyle("title", fontName=CJK_FONT, fontSize=18, leading=24, spaceAfter=10),
         "h": ParagraphStyle("h", fontName=CJK_FONT, fontSize=13, leading=18, spaceBefore=10, spaceAfter=6),
-        "zh": ParagraphStyle("zh", fontName=CJK_FONT, fontSize=10.5, leading=16, spaceAfter=5,
-                             wordWrap="CJK"),
+        "zh": ParagraphStyle(
+            "zh", fontName=CJK_FONT, fontSize=10.5, leading=16, spaceAfter=5, wordWrap="CJK"
+        ),
         "en": ParagraphStyle("en", fontName="Helvetica", fontSize=10.5, leading=15, spaceAfter=5),
     }
     doc = SimpleDocTemplate(
-        str(path), pagesize=A4, leftMargin=20 * mm, rightMargin=20 * mm, topMargin=20 * mm,
-        bottomMargin=20 * mm, title="Qingshan Tea Service Policies", author="Qingshan Tea",
-        creator="build_demo_corpus.py", invariant=1,
+        str(path),
+        pagesize=A4,
+        leftMargin=20 * mm,
+        rightMargin=20 * mm,
+        topMargin=20 * mm,
+        bottomMargin=20 * mm,
+        title="Qingshan Tea Service Policies",
+        author="Qingshan Tea",
+        creator="build_demo_corpus.py",
+        invariant=1,
     )
     story: list[object] = []
     for kind, text in POLICIES:

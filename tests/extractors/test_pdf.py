@@ -44,3 +44,12 @@ def test_no_text_layer(tmp_path: Path) -> None:
     path = make_scanned_pdf(tmp_path / "scan.pdf")
     with pytest.raises(ExtractionError, match=r"scan\.pdf: no text layer \(scanned\?\)"):
         PdfExtractor().extract(path, name="scan.pdf")
+
+
+def test_line_wraps_inside_chinese_sentences_are_joined() -> None:
+    from zhiku.extractors.pdf import join_wrapped_cjk_lines
+
+    text = "定制礼盒和特价商品不支\n持无理由退货。\n第二段从这里开始。\nEnglish line\nstays apart."
+    assert join_wrapped_cjk_lines(text) == (
+        "定制礼盒和特价商品不支持无理由退货。\n第二段从这里开始。\nEnglish line\nstays apart."
+    )

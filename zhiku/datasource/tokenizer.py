@@ -49,7 +49,7 @@ _DEFAULT_DICT_LOCK = threading.Lock()
 _default_dict: tuple[dict[str, int], int] | None = None
 
 #: Distinct Chinese blocks remembered per tokenizer; templated text repeats many clauses.
-_BLOCK_CACHE_SIZE = 65536
+_BLOCK_CACHE_SIZE = 16384
 
 
 def _default_prefix_dict() -> tuple[dict[str, int], int]:

@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from pypdfium2 import PdfDocument
 
 _TRAILING_SPACES = re.compile(r"[ \t]+\n")
+#: A visual line break inside a CJK sentence: a CJK character (not sentence-ending punctuation)
+#: before the break and a CJK character after it. Removing it re-joins words such as 支|持.
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WRAPPED_CJK = re.compile(rf"(?<=[{_CJK}，、（“‘《])\n(?=[{_CJK}，、。！？；：）”’》])")
 #: Titles that PDF producers write when the author gave none.
 _PLACEHOLDER_TITLES = frozenset({"untitled", "(anonymous)"})
 
@@ -63,7 +67,12 @@ def _page_text(pdf: PdfDocument, index: int) -> str:
         textpage.close()
         page.close()
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _TRAILING_SPACES.sub("\n", text).strip()
+    return join_wrapped_cjk_lines(_TRAILING_SPACES.sub("\n", text)).strip()
+
+
+def join_wrapped_cjk_lines(text: str) -> str:
+    """Remove line breaks that PDF layout put inside Chinese sentences (``不支\n持`` → ``不支持``)."""
+    return _WRAPPED_CJK.sub("", text)
 
 
 def _open_failure(exc: Exception) -> str:

@@ -13,7 +13,8 @@ its ``length`` (indexed), and the number of points and total length are read bac
 index when the store opens, so they cannot drift from the data.
 
 IDF covers all points of the collection, disabled ones included: use one collection (one shard)
-per dataset. On qdrant-edge, deleted points still count in the IDF until :meth:`optimize`.
+per dataset. Deleted points still count in the IDF until segments are vacuumed: on qdrant-edge
+by :meth:`optimize`, on a Qdrant server by its background optimizer (local mode: at once).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from typing import Any
 
 from zhiku.datasource.fulltext import bm25_math
 from zhiku.datasource.fulltext.base import TextRecord
-from zhiku.datasource.vector.edge_shard import EdgeCollection
 from zhiku.datasource.vector.points import (
     ENABLED_KEY,
     PointCollection,
@@ -36,7 +36,6 @@ from zhiku.datasource.vector.points import (
     base_payload,
     canonical_ids,
 )
-from zhiku.datasource.vector.qdrant_collection import ClientCollection
 
 SPARSE = "bm25"
 LENGTH_KEY = "length"
@@ -61,7 +60,11 @@ class SparseBM25Store:
         self._lock = threading.RLock()
         self._docs = 0
         self._total_length = 0
-        self._load_stats()
+        try:
+            self._load_stats()
+        except Exception:
+            collection.close()
+            raise
 
     # -- statistics --------------------------------------------------------------------------
 
@@ -215,6 +218,8 @@ class EdgeSparseBM25Store(SparseBM25Store):
     """BM25 in an embedded qdrant-edge shard at ``path`` (one process at a time, like the vectors)."""
 
     def __init__(self, path: Path, k1: float = bm25_math.DEFAULT_K1, b: float = bm25_math.DEFAULT_B) -> None:
+        from zhiku.datasource.vector.edge_shard import EdgeCollection
+
         self.path = Path(path)
         super().__init__(EdgeCollection(self.path, VectorSpec(SPARSE), integer_indexes=[LENGTH_KEY]), k1, b)
 
@@ -225,6 +230,8 @@ class QdrantClientSparseBM25Store(SparseBM25Store):
     def __init__(
         self, location: str, collection: str, k1: float = bm25_math.DEFAULT_K1, b: float = bm25_math.DEFAULT_B
     ) -> None:
+        from zhiku.datasource.vector.qdrant_collection import ClientCollection
+
         self.location = location
         self.collection = collection
         spec = VectorSpec(SPARSE)

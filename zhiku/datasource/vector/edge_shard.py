@@ -35,6 +35,8 @@ from zhiku.datasource.vector.points import (
 
 _CONFIG_FILE = "edge_config.json"
 _TEMP_SEGMENTS = "temp_segments"
+#: Distinct values a facet may return (payload lengths of one collection: far fewer).
+_MAX_FACET_VALUES = 1_000_000
 
 
 @contextmanager
@@ -70,10 +72,14 @@ class EdgeCollection:
         self.spec = spec
         self.index_threshold_kb = index_threshold_kb
         self._shard: qe.EdgeShard | None = self._open()
-        self._ensure_indexes(
-            [(DOCUMENT_KEY, qe.PayloadSchemaType.Keyword)]
-            + [(key, qe.PayloadSchemaType.Integer) for key in (ENABLED_KEY, *integer_indexes)]
-        )
+        try:
+            self._ensure_indexes(
+                [(DOCUMENT_KEY, qe.PayloadSchemaType.Keyword)]
+                + [(key, qe.PayloadSchemaType.Integer) for key in (ENABLED_KEY, *integer_indexes)]
+            )
+        except StoreError:
+            self.close()
+            raise
 
     def _config(self) -> qe.EdgeConfig:
         if self.spec.sparse:
@@ -203,7 +209,7 @@ class EdgeCollection:
 
     def value_counts(self, key: str) -> dict[int, int]:
         with _store_errors("facet", self.path):
-            response = self._require().facet(qe.FacetRequest(key, limit=2**31 - 1, exact=True))
+            response = self._require().facet(qe.FacetRequest(key, limit=_MAX_FACET_VALUES, exact=True))
         return {int(hit.value): int(hit.count) for hit in response.hits}
 
     def count(self) -> int:

@@ -10,7 +10,6 @@ opening it gets :class:`StoreError`.
 from __future__ import annotations
 
 import threading
-import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +28,8 @@ from zhiku.datasource.vector.points import (
 )
 
 MEMORY = ":memory:"
+#: Distinct values a facet may return (payload lengths of one collection: far fewer).
+_MAX_FACET_VALUES = 1_000_000
 
 
 def is_url(location: str) -> bool:
@@ -235,9 +236,8 @@ class ClientCollection:
         return PointData(str(record.id), vector, dict(record.payload or {}))
 
     def value_counts(self, key: str) -> dict[int, int]:
-        with self._guard("facet"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # local mode warns that facets need no index there
-            response = self._require().facet(self.collection, key, limit=2**31 - 1, exact=True)
+        with self._guard("facet"):
+            response = self._require().facet(self.collection, key, limit=_MAX_FACET_VALUES, exact=True)
         return {int(hit.value): int(hit.count) for hit in response.hits}
 
     def count(self) -> int:

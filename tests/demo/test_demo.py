@@ -1,0 +1,50 @@
+"""The demo with the real default embedding model: every bundled question finds its passage."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from zhiku import KnowledgeBase
+from zhiku.demo import load_questions, run_demo
+
+README = Path(__file__).parents[2] / "README.md"
+
+
+@pytest.fixture(scope="module")
+def demo_kb(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    with KnowledgeBase.open(tmp_path_factory.mktemp("demo")) as kb:
+        lines: list[str] = []
+        dataset = run_demo(kb, echo=lines.append)
+        yield kb, dataset, lines
+
+
+def test_demo_ingests_every_format(demo_kb) -> None:  # type: ignore[no-untyped-def]
+    _kb, dataset, lines = demo_kb
+    documents = {doc.name: doc for doc in dataset.documents()}
+    assert {Path(name).suffix for name in documents} >= {".md", ".html", ".pdf", ".docx", ".csv"}
+    assert all(doc.status == "completed" for doc in documents.values()), lines
+    assert any("hybrid_search" in line for line in lines)
+
+
+@pytest.mark.parametrize("item", load_questions(), ids=lambda item: item["question"][:20])
+def test_each_question_finds_its_passage_in_top_3(demo_kb, item) -> None:  # type: ignore[no-untyped-def]
+    _kb, dataset, _lines = demo_kb
+    hits = dataset.search(item["question"], search_method="hybrid_search", top_k=3)
+    normalise = lambda text: re.sub(r"\s+", "", text)  # noqa: E731 - PDF lines wrap mid-sentence
+    assert any(
+        hit.document_name == item["expected_file"] and normalise(item["expected_text"]) in normalise(hit.content)
+        for hit in hits
+    ), [(hit.document_name, hit.content[:60]) for hit in hits]
+
+
+def test_readme_python_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    text = README.read_text(encoding="utf-8")
+    example = re.search(r"## Python API\n\n```python\n(.*?)```", text, re.S)
+    assert example, "README has no Python API example"
+    exec(compile(example.group(1), "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "completed" in out
+    assert "10:00-22:00" in out
