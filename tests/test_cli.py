@@ -1,0 +1,96 @@
+"""The ``zhiku`` command line end to end, on a temp data directory with the fast ``use`` model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from zhiku.cli import main
+from tests.fixtures.make_files import make_pdf, make_text
+
+PASSAGES = [
+    ("p1", "Green tea", "Green tea is brewed at 80 degrees Celsius for two minutes.", "d1"),
+    ("p2", "Black tea", "Black tea is fully oxidised and brewed with boiling water.", "d2"),
+    ("p3", "", "普洱茶适合长期存放，需要通风并避免阳光直射。", "d3"),
+    ("p4", "", "乌龙茶是半发酵茶，铁观音产自福建安溪。", "d4"),
+    ("p5", "Shipping", "Orders placed before 4 pm ship the same day.", "d5"),
+]
+QUERIES = [("q1", "How hot should the water be for green tea?", "p1"), ("q2", "铁观音产自哪里？", "p4"),
+           ("q3", "普洱茶怎么存放", "p3")]
+
+
+@pytest.fixture
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("ZHIKU_EMBEDDING_MODEL", "use")
+    runner = CliRunner()
+    home = tmp_path / "home"
+
+    def invoke(*args: str, ok: bool = True):  # type: ignore[no-untyped-def]
+        result = runner.invoke(main, ["--home", str(home), *args], catch_exceptions=False)
+        if ok:
+            assert result.exit_code == 0, result.output
+        return result
+
+    return invoke
+
+
+def _eval_set(root: Path) -> Path:
+    (root / "docs").mkdir(parents=True)
+    with (root / "corpus.jsonl").open("w", encoding="utf-8") as handle:
+        for pid, title, text, doc in PASSAGES:
+            handle.write(json.dumps({"_id": pid, "title": title, "text": text, "doc": doc}, ensure_ascii=False) + "\n")
+            (root / "docs" / f"{doc}.txt").write_text(f"{title or doc}\n\n{text}\n", encoding="utf-8")
+    with (root / "queries.jsonl").open("w", encoding="utf-8") as handle:
+        for qid, text, _ in QUERIES:
+            handle.write(json.dumps({"_id": qid, "text": text}, ensure_ascii=False) + "\n")
+    (root / "qrels.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{p}\t1\n" for q, _, p in QUERIES), encoding="utf-8")
+    docs = {pid: doc for pid, _, _, doc in PASSAGES}
+    (root / "qrels_docs.tsv").write_text(
+        "query-id\tdoc\tscore\n" + "".join(f"{q}\t{docs[p]}\t1\n" for q, _, p in QUERIES), encoding="utf-8")
+    return root
+
+
+def test_dataset_ingest_search_delete(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    run("init")
+    assert "created dataset handbook" in run("dataset", "create", "handbook", "--description", "tea").output
+    good = make_pdf(tmp_path / "policy.pdf", ["未开封的茶叶在收货后十四天内可以退货。"])
+    notes = make_text(tmp_path / "notes.md", "# Shipping\n\nOrders placed before 4 pm ship the same day.\n")
+    bad = tmp_path / "broken.pdf"
+    bad.write_bytes(b"%PDF-1.5 nothing else")
+    result = run("ingest", str(good), str(notes), str(bad), "--dataset", "handbook", ok=False)
+    assert result.exit_code == 1
+    assert "broken.pdf" in result.output and "2 indexed, 1 failed" in result.output
+
+    hits = json.loads(run("search", "退货", "--dataset", "handbook", "--json").output)
+    assert hits[0]["document_name"] == "policy.pdf"
+    text = run("search", "ship same day", "--dataset", "handbook", "--method", "full_text").output
+    assert text.startswith("1.") and "notes.md" in text
+    assert "handbook" in run("dataset", "list").output
+    shown = run("dataset", "show", "handbook").output
+    assert "error" in shown and "broken.pdf" in shown
+    run("dataset", "delete", "handbook", "--yes")
+    assert "handbook" not in run("dataset", "list").output
+
+
+def test_unknown_dataset_is_a_clear_error(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("search", "anything", "--dataset", "missing", ok=False)
+    assert result.exit_code != 0 and "no dataset 'missing'" in result.output
+
+
+def test_eval_json_in_both_modes(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = _eval_set(tmp_path / "tiny")
+    for mode in ("passage", "document"):
+        report = json.loads(run("eval", str(root), "--mode", mode, "--json").output)
+        assert report["set"] == "tiny" and report["mode"] == mode
+        assert set(report["methods"]) == {"semantic", "full_text", "keyword", "hybrid"}
+        for scores in report["methods"].values():
+            assert {"recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10"} <= set(scores)
+        assert report["methods"]["full_text"]["recall@5"] == 1.0
+        assert report["methods"]["hybrid"]["ndcg@10"] > 0.5
+    # a second run reuses the ingested dataset
+    again = json.loads(run("eval", str(root), "--json", "--method", "hybrid").output)
+    assert again["info"]["reused"] is True
