@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmark this c
 
 from zhiku.benchmarking import run_benchmark  # noqa: E402
 
-ROWS = (
+Row = tuple[str, Callable[[dict[str, Any]], float]]
+ROWS: tuple[Row, ...] = (
     ("ingest, non-embedding stages (chunks/s)", lambda r: r["ingest_chunks_per_s"]["non_embedding"]),
     ("ingest, embedding model (zh texts/s)", lambda r: r["ingest_limit"]["texts_per_s"].get("zh", 0.0)),
     ("ingest, embedding model (en texts/s)", lambda r: r["ingest_limit"]["texts_per_s"].get("en", 0.0)),

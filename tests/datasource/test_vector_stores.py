@@ -6,6 +6,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -168,3 +169,38 @@ def test_registry_opens_each_backend(tmp_path: Path) -> None:
     client.close()
     with pytest.raises(ConfigError):
         open_vector_store("no-such-store")
+
+
+def test_concurrent_writes_and_searches(opener: Opener) -> None:
+    store = opener()
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(400, DIM)).astype(np.float32)
+    ids = [str(uuid.UUID(int=1000 + i)) for i in range(400)]
+
+    def write_then_search(batch: int) -> int:
+        rows = range(batch * 50, batch * 50 + 50)
+        store.upsert([VectorRecord(ids[i], vectors[i], f"doc-{batch}") for i in rows])
+        return len(store.search(vectors[batch * 50], 5))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert list(pool.map(write_then_search, range(8))) == [5] * 8
+    assert store.count() == 400
+
+
+def test_qdrant_local_directory_is_shared_by_stores(tmp_path: Path) -> None:
+    """The dense and BM25 stores of a dataset (and other datasets) share one local directory."""
+    from zhiku.datasource.fulltext.sparse import QdrantClientSparseBM25Store
+
+    location = str(tmp_path / "qdrant")
+    dense = QdrantClientVectorStore(location, "ds1_dense", DIM)
+    bm25 = QdrantClientSparseBM25Store(location, "ds1_bm25")
+    other = QdrantClientVectorStore(location, "ds2_dense", DIM)
+    dense.upsert([VectorRecord(A, unit(1), "doc")])
+    other.upsert([VectorRecord(B, unit(1), "doc")])
+    dense.close()
+    assert other.ids() == {B} and bm25.count() == 0  # still usable after another store closed
+    other.close()
+    bm25.close()
+    reopened = QdrantClientVectorStore(location, "ds1_dense", DIM)
+    assert reopened.ids() == {A}
+    reopened.close()

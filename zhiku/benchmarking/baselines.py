@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -41,17 +42,20 @@ def qdrant_local_seconds(vectors: np.ndarray, queries: np.ndarray, top_k: int = 
 
     client = QdrantClient(location=":memory:")
     try:
-        client.create_collection(
-            _COLLECTION,
-            vectors_config=models.VectorParams(size=int(vectors.shape[1]), distance=models.Distance.COSINE),
-        )
-        for start in range(0, len(vectors), _UPSERT_BATCH):
-            part = vectors[start : start + _UPSERT_BATCH]
-            client.upsert(
-                _COLLECTION,
-                points=models.Batch(ids=list(range(start, start + len(part))), vectors=part.tolist()),
-                wait=True,
+        with warnings.catch_warnings():
+            # it advises a server above 20k points: that is the point of this comparison
+            warnings.filterwarnings("ignore", message="Local mode is not recommended")
+            size = int(vectors.shape[1])
+            client.create_collection(
+                _COLLECTION, vectors_config=models.VectorParams(size=size, distance=models.Distance.COSINE)
             )
+            for start in range(0, len(vectors), _UPSERT_BATCH):
+                part = vectors[start : start + _UPSERT_BATCH]
+                client.upsert(
+                    _COLLECTION,
+                    points=models.Batch(ids=list(range(start, start + len(part))), vectors=part.tolist()),
+                    wait=True,
+                )
         rows = list(queries)
         return time_each(rows, lambda row: client.query_points(_COLLECTION, query=row.tolist(), limit=top_k))
     finally:

@@ -92,7 +92,7 @@ def _demo_texts() -> list[str]:
     from zhiku.demo.runner import corpus_files
     from zhiku.extractors import extract
 
-    texts = []
+    texts: list[str] = []
     for path in corpus_files():
         try:
             texts.extend(document.text for document in extract(path, path.name))

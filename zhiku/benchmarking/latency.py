@@ -73,7 +73,7 @@ def method_latencies(
     """
     vectors = {query: index.embedding.embed_query(query) for query in queries}
     tokens = {query: index.tokenizer.tokenize(query) for query in queries}
-    hybrid = RetrievalConfig(search_method="hybrid_search", top_k=top_k)
+    hybrid = RetrievalConfig.model_validate({"search_method": "hybrid_search", "top_k": top_k})
     seconds = {
         "semantic": time_each(queries, lambda q: index.vector.search(vectors[q], top_k)),
         "full_text": time_each(queries, lambda q: index.fulltext.search(index.tokenizer.tokenize(q), top_k)),

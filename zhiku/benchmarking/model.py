@@ -7,7 +7,7 @@ language, in batches as ingestion sends them, with the model loaded beforehand.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from zhiku.benchmarking.timing import Latency, time_each
@@ -31,7 +31,7 @@ class ModelThroughput:
 
 
 def measure_model(
-    model_name: str, texts: dict[str, Sequence[str]], queries: Sequence[str]
+    model_name: str, texts: Mapping[str, Sequence[str]], queries: Sequence[str]
 ) -> ModelThroughput:
     """Embed each language's ``texts`` as documents, then each query alone.
 

@@ -7,6 +7,7 @@ from typing import Any
 _STAGES = (
     "extract", "clean", "split", "embed", "index", "other", "non_embedding", "total", "total_per_cpu_s"
 )
+_STAGE_LABELS = {"non_embedding": "non-embedding", "total_per_cpu_s": "total/CPU s"}
 _METHODS = (
     ("semantic", "semantic (vector search)"),
     ("semantic_with_query_embedding", "semantic + query embedding"),
@@ -39,7 +40,8 @@ def format_report(result: dict[str, Any]) -> list[str]:
         "made by recombining sentences)",
         f"vectors: {result['vectors']}",
         "",
-        "Ingestion, chunks/s per stage" + "".join(f"{stage:>14}" for stage in _STAGES),
+        f"{'Ingestion, chunks/s per stage':29}"
+        + "".join(f"{_STAGE_LABELS.get(stage, stage):>14}" for stage in _STAGES),
         _stage_row(f"demo corpus ({result['ingest_demo_chunks']:,} chunks)",
                    result["ingest_demo_chunks_per_s"]),
         _stage_row(f"passages ({result['ingest_chunks']:,} chunks)", result["ingest_chunks_per_s"]),

@@ -132,13 +132,12 @@ class Tokenizer:
     def _cut_block_uncached(self, block: str) -> tuple[str, ...]:
         stop = self.stop_words
         out: list[str] = []
+        # A block holds Han characters and ASCII only, so a piece without Han is ASCII.
         for piece in self._jieba().cut_for_search(block, HMM=self.hmm):
-            piece = piece.lower()
-            if _HAN.search(piece):
-                if piece not in stop:
-                    out.append(piece)
-            else:
-                out.extend(w for w in _WORD.findall(piece) if w not in stop)
+            if piece.isascii():
+                out.extend(w for w in _WORD.findall(piece.lower()) if w not in stop)
+            elif (piece := piece.lower()) not in stop:
+                out.append(piece)
         return tuple(out)
 
     def _jieba(self) -> jieba.Tokenizer:

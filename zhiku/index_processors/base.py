@@ -6,16 +6,17 @@ store, so a processor never touches a store or a session itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Protocol
 
 from zhiku.core.documents import Chunk, Segment
 
-#: Keyword extraction injected by the dataset: text → [(keyword, weight)], best first.
-KeywordFn = Callable[[str], list[tuple[str, float]]]
-
 
 class IndexProcessor(Protocol):
+    """``transform`` decides what is indexed (``content``) and what is returned beside it
+    (``answer``); keywords are extracted by the dataset's index from the same tokens it gives
+    BM25, so a segment is tokenized once."""
+
     doc_form: str
 
-    def transform(self, chunks: Sequence[Chunk], document_id: str, keywords: KeywordFn) -> list[Segment]: ...
+    def transform(self, chunks: Sequence[Chunk], document_id: str) -> list[Segment]: ...

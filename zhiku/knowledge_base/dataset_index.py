@@ -156,6 +156,10 @@ class DatasetIndex:
 
             started = time.perf_counter()
             token_lists = [self.tokenizer.tokenize(s.content) for s in segments]
+            keyword_weights = [self.keyword_extractor.from_tokens(tokens) for tokens in token_lists]
+            for segment, weighted in zip(segments, keyword_weights):
+                if not segment.keywords:
+                    segment.keywords = [word for word, _ in weighted]
             for start in range(0, len(segments), _UPSERT_BATCH):
                 part = segments[start : start + _UPSERT_BATCH]
                 self.vector.upsert(
@@ -180,9 +184,7 @@ class DatasetIndex:
                     session.execute(delete(SegmentRow).where(SegmentRow.id.in_(old_ids[start : start + 500])))
                 if segments:
                     session.execute(SegmentRow.__table__.insert(), [self._row(s) for s in segments])
-                self.keywords.add(
-                    session, [(s.id, s.metadata.get("keyword_weights", [])) for s in segments]
-                )
+                self.keywords.add(session, [(s.id, w) for s, w in zip(segments, keyword_weights)])
                 self._mark_completed(session, batch)
             stale = [segment_id for segment_id in old_ids if segment_id not in new_ids]
             if stale:
@@ -193,7 +195,6 @@ class DatasetIndex:
             clock["index"] = clock.get("index", 0.0) + time.perf_counter() - started
 
     def _row(self, segment: Segment) -> dict[str, Any]:
-        metadata = {k: v for k, v in segment.metadata.items() if k != "keyword_weights"}
         return {
             "id": segment.id,
             "dataset_id": self.dataset_id,
@@ -205,7 +206,7 @@ class DatasetIndex:
             "tokens": segment.tokens,
             "keywords": segment.keywords,
             "enabled": segment.enabled,
-            "seg_metadata": metadata,
+            "seg_metadata": segment.metadata,
         }
 
     @staticmethod

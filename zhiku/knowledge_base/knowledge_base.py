@@ -351,7 +351,7 @@ class Dataset:
         for done, (name, chunks) in enumerate(documents, start=1):
             document_id = self._new_document(name, source="chunks", status="indexing")
             infos.append(document_id)
-            pending.append((document_id, processor.transform(chunks, document_id, index.keyword_extractor)))
+            pending.append((document_id, processor.transform(chunks, document_id)))
             if sum(len(s) for _, s in pending) >= WRITE_BATCH_SEGMENTS or done == total:
                 self._write(index, pending, timings)
                 pending = []
@@ -428,7 +428,7 @@ class Dataset:
                     raise InvalidInput(f"{name}: no text left after extraction and cleaning")
                 self._set_stage(document_id, "indexing")
                 pending.append(
-                    (document_id, pipeline.index_processor.transform(chunks, document_id, index.keyword_extractor))
+                    (document_id, pipeline.index_processor.transform(chunks, document_id))
                 )
             except ZhikuError as exc:
                 self._fail([document_id], str(exc))

@@ -58,4 +58,8 @@ class KeywordExtractor:
         self.top_n = top_n
 
     def __call__(self, text: str) -> list[tuple[str, float]]:
-        return extract_keywords(self.tokenizer.tokenize(text), self.top_n)
+        return self.from_tokens(self.tokenizer.tokenize(text))
+
+    def from_tokens(self, tokens: Sequence[str]) -> list[tuple[str, float]]:
+        """Keywords from tokens already made by this extractor's tokenizer."""
+        return extract_keywords(tokens, self.top_n)

@@ -104,7 +104,7 @@ class EdgeCollection:
                 self.path.mkdir(parents=True, exist_ok=True)
                 shard = qe.EdgeShard.create(str(self.path), config)
         except Exception as exc:
-            if "WouldBlock" in str(exc) or "lock" in str(exc).lower():
+            if "WouldBlock" in str(exc):  # the WAL file lock is held
                 raise StoreError(
                     f"the store at {self.path} is already open in another process (or twice in this "
                     "one); the embedded store admits one process: stop the other process or send the "
