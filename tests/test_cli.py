@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from zhiku.cli import main
 from tests.fixtures.make_files import make_pdf, make_text
+from zhiku.cli import main
 
 PASSAGES = [
     ("p1", "Green tea", "Green tea is brewed at 80 degrees Celsius for two minutes.", "d1"),
@@ -18,8 +18,11 @@ PASSAGES = [
     ("p4", "", "乌龙茶是半发酵茶，铁观音产自福建安溪。", "d4"),
     ("p5", "Shipping", "Orders placed before 4 pm ship the same day.", "d5"),
 ]
-QUERIES = [("q1", "How hot should the water be for green tea?", "p1"), ("q2", "铁观音产自哪里？", "p4"),
-           ("q3", "普洱茶怎么存放", "p3")]
+QUERIES = [
+    ("q1", "How hot should the water be for green tea?", "p1"),
+    ("q2", "铁观音产自哪里？", "p4"),
+    ("q3", "普洱茶怎么存放", "p3"),
+]
 
 
 @pytest.fixture
@@ -41,16 +44,20 @@ def _eval_set(root: Path) -> Path:
     (root / "docs").mkdir(parents=True)
     with (root / "corpus.jsonl").open("w", encoding="utf-8") as handle:
         for pid, title, text, doc in PASSAGES:
-            handle.write(json.dumps({"_id": pid, "title": title, "text": text, "doc": doc}, ensure_ascii=False) + "\n")
+            handle.write(
+                json.dumps({"_id": pid, "title": title, "text": text, "doc": doc}, ensure_ascii=False) + "\n"
+            )
             (root / "docs" / f"{doc}.txt").write_text(f"{title or doc}\n\n{text}\n", encoding="utf-8")
     with (root / "queries.jsonl").open("w", encoding="utf-8") as handle:
         for qid, text, _ in QUERIES:
             handle.write(json.dumps({"_id": qid, "text": text}, ensure_ascii=False) + "\n")
     (root / "qrels.tsv").write_text(
-        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{p}\t1\n" for q, _, p in QUERIES), encoding="utf-8")
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{p}\t1\n" for q, _, p in QUERIES), encoding="utf-8"
+    )
     docs = {pid: doc for pid, _, _, doc in PASSAGES}
     (root / "qrels_docs.tsv").write_text(
-        "query-id\tdoc\tscore\n" + "".join(f"{q}\t{docs[p]}\t1\n" for q, _, p in QUERIES), encoding="utf-8")
+        "query-id\tdoc\tscore\n" + "".join(f"{q}\t{docs[p]}\t1\n" for q, _, p in QUERIES), encoding="utf-8"
+    )
     return root
 
 

@@ -56,8 +56,12 @@ def _knowledge_base(ctx: click.Context) -> Iterator[KnowledgeBase]:
 
 
 @click.group()
-@click.option("--home", type=click.Path(file_okay=False, path_type=Path), envvar="ZHIKU_HOME",
-              help="Data directory (default ~/.zhiku).")
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="ZHIKU_HOME",
+    help="Data directory (default ~/.zhiku).",
+)
 @click.pass_context
 def main(ctx: click.Context, home: Path | None) -> None:
     """知库 zhiku: a modular RAG knowledge base."""
@@ -87,8 +91,16 @@ def dataset() -> None:
 @click.option("--max-tokens", type=int, default=500, help="Chunk size in tokens.")
 @click.option("--chunk-overlap", type=int, default=50)
 @click.pass_context
-def dataset_create(ctx: click.Context, name: str, description: str, method: str, top_k: int,
-                   embedding_model: str | None, max_tokens: int, chunk_overlap: int) -> None:
+def dataset_create(
+    ctx: click.Context,
+    name: str,
+    description: str,
+    method: str,
+    top_k: int,
+    embedding_model: str | None,
+    max_tokens: int,
+    chunk_overlap: int,
+) -> None:
     """Create a dataset."""
     with _knowledge_base(ctx) as kb:
         ds = kb.create_dataset(
@@ -191,13 +203,18 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], dataset_name: str, creat
 @main.command()
 @click.argument("query")
 @click.option("--dataset", "dataset_name", required=True)
-@click.option("--method", type=click.Choice(sorted(SEARCH_METHODS)), default=None,
-              help="Override the dataset's search method.")
+@click.option(
+    "--method",
+    type=click.Choice(sorted(SEARCH_METHODS)),
+    default=None,
+    help="Override the dataset's search method.",
+)
 @click.option("--top-k", type=int, default=None)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def search(ctx: click.Context, query: str, dataset_name: str, method: str | None, top_k: int | None,
-           as_json: bool) -> None:
+def search(
+    ctx: click.Context, query: str, dataset_name: str, method: str | None, top_k: int | None, as_json: bool
+) -> None:
     """Search a dataset."""
     override: dict[str, Any] = {}
     if method:
@@ -218,15 +235,27 @@ def search(ctx: click.Context, query: str, dataset_name: str, method: str | None
 @main.command("eval")
 @click.argument("setdir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--mode", type=click.Choice(["passage", "document"]), default="passage")
-@click.option("--method", "methods", multiple=True,
-              help="semantic, full_text, keyword, hybrid, hybrid_rrf, hybrid_semantic_full_text (repeatable).")
+@click.option(
+    "--method",
+    "methods",
+    multiple=True,
+    help="semantic, full_text, keyword, hybrid, hybrid_rrf, hybrid_semantic_full_text (repeatable).",
+)
 @click.option("--embedding-model", default=None)
 @click.option("--limit-queries", type=int, default=None, help="Only the first N judged queries.")
 @click.option("--rebuild", is_flag=True, help="Re-ingest even if the set's dataset exists.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def eval_command(ctx: click.Context, setdir: Path, mode: str, methods: tuple[str, ...],
-                 embedding_model: str | None, limit_queries: int | None, rebuild: bool, as_json: bool) -> None:
+def eval_command(
+    ctx: click.Context,
+    setdir: Path,
+    mode: str,
+    methods: tuple[str, ...],
+    embedding_model: str | None,
+    limit_queries: int | None,
+    rebuild: bool,
+    as_json: bool,
+) -> None:
     """Score retrieval on an evaluation set: recall@1/5/10, MRR@10, nDCG@10 per method."""
     from zhiku.evaluation.runner import DEFAULT_METHODS, METHODS, evaluate
     from zhiku.evaluation.sets import load_eval_set
@@ -238,15 +267,24 @@ def eval_command(ctx: click.Context, setdir: Path, mode: str, methods: tuple[str
     with _knowledge_base(ctx) as kb:
         progress = _Progress(f"eval {eval_set.name}", sys.stderr.isatty())
         try:
-            report = evaluate(kb, eval_set, mode, methods or DEFAULT_METHODS,  # type: ignore[arg-type]
-                              embedding_model=embedding_model, rebuild=rebuild, on_progress=progress)
+            report = evaluate(
+                kb,
+                eval_set,
+                "document" if mode == "document" else "passage",
+                methods or DEFAULT_METHODS,
+                embedding_model=embedding_model,
+                rebuild=rebuild,
+                on_progress=progress,
+            )
         finally:
             progress.close()
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False))
         return
-    click.echo(f"{report.set} ({report.mode} mode, {report.info['queries']} queries, "
-               f"{report.info['embedding_model']})")
+    click.echo(
+        f"{report.set} ({report.mode} mode, {report.info['queries']} queries, "
+        f"{report.info['embedding_model']})"
+    )
     columns = ["recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "ms_per_query"]
     click.echo(f"{'method':28}" + "".join(f"{c:>13}" for c in columns))
     for method, scores in report.methods.items():
@@ -265,7 +303,9 @@ def bench(ctx: click.Context, segments: int, queries: int, as_json: bool) -> Non
     """Ingestion throughput and query latency against rank_bm25 and qdrant-client (see benchmarks/)."""
     from zhiku.benchmarking import run_benchmark
 
-    result = run_benchmark(ctx.obj["home"], segments=segments, queries=queries, log=None if as_json else click.echo)
+    result = run_benchmark(
+        ctx.obj["home"], segments=segments, queries=queries, log=None if as_json else click.echo
+    )
     if as_json:
         click.echo(json.dumps(result))
 

@@ -35,7 +35,8 @@ def test_each_question_finds_its_passage_in_top_3(demo_kb, item) -> None:  # typ
     hits = dataset.search(item["question"], search_method="hybrid_search", top_k=3)
     normalise = lambda text: re.sub(r"\s+", "", text)  # noqa: E731 - PDF lines wrap mid-sentence
     assert any(
-        hit.document_name == item["expected_file"] and normalise(item["expected_text"]) in normalise(hit.content)
+        hit.document_name == item["expected_file"]
+        and normalise(item["expected_text"]) in normalise(hit.content)
         for hit in hits
     ), [(hit.document_name, hit.content[:60]) for hit in hits]
 

@@ -6,12 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.make_files import make_text
 from zhiku import KnowledgeBase
 from zhiku.core.db import DocumentRow
-from tests.fixtures.make_files import make_text
 
 
-def test_store_failure_marks_error_and_leaves_nothing_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_store_failure_marks_error_and_leaves_nothing_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with KnowledgeBase.open(tmp_path / "home", embedding_model="use") as kb:
         ds = kb.create_dataset("crash")
         ok = ds.add_file(make_text(tmp_path / "ok.txt", "Longjing is a green tea from Hangzhou."))

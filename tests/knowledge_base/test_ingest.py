@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zhiku import KnowledgeBase
 from tests.fixtures.make_files import make_docx, make_pdf, make_text
+from zhiku import KnowledgeBase
 
 GOOD_PDF_PAGES = [
     "青山茶业的退货政策：未开封的茶叶在收货后十四天内可以退货。",
@@ -16,15 +16,21 @@ GOOD_PDF_PAGES = [
 def _files(tmp: Path) -> dict[str, Path]:
     files = {
         "good.pdf": make_pdf(tmp / "good.pdf", GOOD_PDF_PAGES),
-        "good.docx": make_docx(tmp / "good.docx", sections=[("History", [
-            "The company was founded in 1987 in Hangzhou by a family of tea farmers."])]),
+        "good.docx": make_docx(
+            tmp / "good.docx",
+            sections=[
+                ("History", ["The company was founded in 1987 in Hangzhou by a family of tea farmers."])
+            ],
+        ),
         "good.md": make_text(tmp / "good.md", "# 冲泡\n\n绿茶用八十度的水冲泡两分钟。\n"),
         "empty.txt": make_text(tmp / "empty.txt", ""),
         "garbage.txt": tmp / "garbage.txt",
         "corrupt.pdf": tmp / "corrupt.pdf",
         "locked.pdf": make_pdf(tmp / "locked.pdf", ["secret"], password="pw"),
         "weird.xyz": tmp / "weird.xyz",
-        "gbk.txt": make_text(tmp / "gbk.txt", "这是用GBK编码保存的说明：仓库位于杭州西湖区。", encoding="gbk"),
+        "gbk.txt": make_text(
+            tmp / "gbk.txt", "这是用GBK编码保存的说明：仓库位于杭州西湖区。", encoding="gbk"
+        ),
     }
     files["garbage.txt"].write_bytes(bytes(range(256)) * 20)
     files["corrupt.pdf"].write_bytes(b"%PDF-1.7\n" + b"\x00\x13garbage" * 50)
@@ -57,7 +63,11 @@ def test_bad_files_are_marked_error_and_good_ones_stay_searchable(kb: KnowledgeB
 
 def test_hits_carry_per_method_scores_and_ranks(kb: KnowledgeBase, tmp_path: Path) -> None:
     ds = kb.create_dataset("scores")
-    ds.add_file(make_text(tmp_path / "a.md", "# 退货\n\n未开封的茶叶在十四天内可以退货。\n\n# 发货\n\n订单在两天内发货。\n"))
+    ds.add_file(
+        make_text(
+            tmp_path / "a.md", "# 退货\n\n未开封的茶叶在十四天内可以退货。\n\n# 发货\n\n订单在两天内发货。\n"
+        )
+    )
     hit = ds.search("茶叶退货", top_k=1)[0]
     assert set(hit.scores) == {"semantic", "full_text", "keyword"}
     assert all(rank >= 1 for rank in hit.ranks.values())
@@ -67,7 +77,9 @@ def test_hits_carry_per_method_scores_and_ranks(kb: KnowledgeBase, tmp_path: Pat
 def test_replace_file_swaps_segments_in_every_store(kb: KnowledgeBase, tmp_path: Path) -> None:
     ds = kb.create_dataset("replace")
     first = ds.add_file(make_text(tmp_path / "v1.txt", "Version one talks about oolong tea from Fujian."))
-    ds.replace_file(first.id, make_text(tmp_path / "v2.txt", "Version two talks about pu-erh tea from Yunnan."))
+    ds.replace_file(
+        first.id, make_text(tmp_path / "v2.txt", "Version two talks about pu-erh tea from Yunnan.")
+    )
     assert [s.content for s in ds.segments(first.id)] == ["Version two talks about pu-erh tea from Yunnan."]
     for method in ("semantic_search", "full_text_search", "keyword_search"):
         hits = ds.search("oolong Fujian", search_method=method, top_k=5)
@@ -99,7 +111,9 @@ def test_disabled_segment_is_not_returned(kb: KnowledgeBase, tmp_path: Path) -> 
 
 def test_delete_document_and_dataset_remove_store_data(kb: KnowledgeBase, tmp_path: Path) -> None:
     ds = kb.create_dataset("gone")
-    keep = ds.add_file(make_text(tmp_path / "keep.txt", "Green tea keeps its colour because it is not oxidised."))
+    keep = ds.add_file(
+        make_text(tmp_path / "keep.txt", "Green tea keeps its colour because it is not oxidised.")
+    )
     drop = ds.add_file(make_text(tmp_path / "drop.txt", "Black tea is fully oxidised before drying."))
     ds.delete_document(drop.id)
     index = kb._index(ds.id)

@@ -1,8 +1,8 @@
 """Ingestion figures: chunks per second of each pipeline stage, and peak RSS of ``zhiku ingest``.
 
 The stage clock is the one :meth:`Dataset.add_files` fills (extract, clean, split, embed,
-index). Work done outside those stages (the index processor's keyword extraction, document
-status updates) is reported as ``other``, so the stages and ``other`` add up to the wall time.
+index). Work done outside those stages (index processor, document status updates) is reported
+as ``other``, so the stages and ``other`` add up to the wall time.
 """
 
 from __future__ import annotations

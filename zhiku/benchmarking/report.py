@@ -45,8 +45,8 @@ def format_report(result: dict[str, Any]) -> list[str]:
         _stage_row(f"demo corpus ({result['ingest_demo_chunks']:,} chunks)",
                    result["ingest_demo_chunks_per_s"]),
         _stage_row(f"passages ({result['ingest_chunks']:,} chunks)", result["ingest_chunks_per_s"]),
-        "  embed = synthetic model; other = work outside the five stages "
-        "(keyword extraction, status updates)",
+        "  embed = synthetic model; other = wall time outside the five clocked stages "
+        "(document bookkeeping)",
         f"  ingestion limit, {limit['model']}: {rates}; one query {limit['query_ms']['p50']:g} ms (p50)",
         f"zhiku ingest in a child process: {result['segments_indexed']:,} segments in {child['seconds']:g} s "
         f"({child['segments_per_s']:g} segments/s, {child['cpu_seconds']:g} CPU s), "

@@ -80,8 +80,8 @@ def run_benchmark(
         result: dict[str, Any] = {
             "segments": segments,
             "queries": len(corpus.queries),
-            "vectors": "synthetic: latency runs use SyntheticEmbedding (384-d word-hash vectors), "
-            f"not {limit_model}; see ingest_limit for the real model",
+            "vectors": "synthetic: latency runs embed with SyntheticEmbedding (384-d word-hash "
+            f"vectors); the real model ({limit_model}) is timed apart, see ingest_limit",
             "corpus": {"source": corpus.source, "recombined_segments": corpus.recombined},
             "machine": {"cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2)},
         }

@@ -13,6 +13,14 @@ SearchMethod = Literal["semantic_search", "full_text_search", "keyword_search", 
 Channel = Literal["semantic", "full_text", "keyword"]
 FusionMode = Literal["weighted_score", "reranking_model", "rrf", "none"]
 
+ALL_CHANNELS: tuple[Channel, ...] = ("semantic", "full_text", "keyword")
+DEFAULT_WEIGHTS: dict[Channel, float] = {"semantic": 0.5, "full_text": 0.4, "keyword": 0.1}
+
+
+def _all_channels() -> list[Channel]:
+    return list(ALL_CHANNELS)
+
+
 CHANNEL_OF_METHOD: dict[str, Channel] = {
     "semantic_search": "semantic",
     "full_text_search": "full_text",
@@ -30,9 +38,7 @@ class RerankingConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     mode: FusionMode = "weighted_score"
-    weights: dict[Channel, float] = Field(
-        default_factory=lambda: {"semantic": 0.5, "full_text": 0.4, "keyword": 0.1}
-    )
+    weights: dict[Channel, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     rrf_k: int = Field(60, ge=1)
     model: str | None = None
 
@@ -48,9 +54,7 @@ class RetrievalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     search_method: SearchMethod = "hybrid_search"
-    hybrid_methods: list[Channel] = Field(
-        default_factory=lambda: ["semantic", "full_text", "keyword"]
-    )
+    hybrid_methods: list[Channel] = Field(default_factory=lambda: ["semantic", "full_text", "keyword"])
     top_k: int = Field(4, ge=1, le=1000)
     recall_k: int | None = Field(None, ge=1, le=10000)
     score_threshold: float | None = None
@@ -156,6 +160,5 @@ class RetrievalConfig(BaseModel):
 
 def _looks_like_dify(data: dict[str, Any]) -> bool:
     return any(
-        key in data
-        for key in ("reranking_enable", "score_threshold_enabled", "reranking_mode", "weights")
+        key in data for key in ("reranking_enable", "score_threshold_enabled", "reranking_mode", "weights")
     )

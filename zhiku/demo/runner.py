@@ -44,10 +44,15 @@ def run_demo(kb: KnowledgeBase, echo: Callable[[str], None] = print) -> Dataset:
     started = time.perf_counter()
     dataset = build_demo_dataset(kb)
     documents = dataset.documents()
-    echo(f"Built dataset '{dataset.name}' in {time.perf_counter() - started:.1f} s "
-         f"(data directory {kb.settings.home}):")
+    echo(
+        f"Built dataset '{dataset.name}' in {time.perf_counter() - started:.1f} s "
+        f"(data directory {kb.settings.home}):"
+    )
     for doc in documents:
-        echo(f"  {doc.status:9} {doc.segment_count:3} segments  {doc.name}" + (f"  {doc.error}" if doc.error else ""))
+        echo(
+            f"  {doc.status:9} {doc.segment_count:3} segments  {doc.name}"
+            + (f"  {doc.error}" if doc.error else "")
+        )
     for item in load_questions():
         echo("")
         echo(f"Q: {item['question']}")

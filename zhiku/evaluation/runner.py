@@ -60,7 +60,9 @@ def _dataset(
             return dataset, False
     except NotFound:
         pass
-    return kb.create_dataset(name, description=f"evaluation set {eval_set.name}", embedding_model=embedding_model), True
+    return kb.create_dataset(
+        name, description=f"evaluation set {eval_set.name}", embedding_model=embedding_model
+    ), True
 
 
 def _incomplete(dataset: Dataset) -> bool:

@@ -66,7 +66,9 @@ def load_eval_set(root: str | Path, limit_queries: int | None = None) -> EvalSet
         for r in _read_jsonl(path / "corpus.jsonl")
     ]
     qrels = _read_qrels(path / "qrels.tsv")
-    queries = {str(r["_id"]): r["text"] for r in _read_jsonl(path / "queries.jsonl") if str(r["_id"]) in qrels}
+    queries = {
+        str(r["_id"]): r["text"] for r in _read_jsonl(path / "queries.jsonl") if str(r["_id"]) in qrels
+    }
     if limit_queries is not None:
         queries = dict(list(queries.items())[:limit_queries])
     answers: dict[str, list[str]] = {}

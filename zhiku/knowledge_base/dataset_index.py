@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import delete, select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.config import Settings
@@ -113,7 +113,11 @@ class DatasetIndex:
         self.keywords = KeywordStore(sessions, dataset.id, self.tokenizer)
         self._write_lock = threading.Lock()
         self.search_service = RetrievalService(
-            {"semantic": _SemanticChannel(self), "full_text": _FullTextChannel(self), "keyword": self.keywords},
+            {
+                "semantic": _SemanticChannel(self),
+                "full_text": _FullTextChannel(self),
+                "keyword": self.keywords,
+            },
             live_segments=self.live_segments,
         )
 
@@ -157,20 +161,27 @@ class DatasetIndex:
             started = time.perf_counter()
             token_lists = [self.tokenizer.tokenize(s.content) for s in segments]
             keyword_weights = [self.keyword_extractor.from_tokens(tokens) for tokens in token_lists]
-            for segment, weighted in zip(segments, keyword_weights):
+            for segment, weighted in zip(segments, keyword_weights, strict=True):
                 if not segment.keywords:
                     segment.keywords = [word for word, _ in weighted]
             for start in range(0, len(segments), _UPSERT_BATCH):
                 part = segments[start : start + _UPSERT_BATCH]
                 self.vector.upsert(
                     [
-                        VectorRecord(id=s.id, vector=vectors[start + i], document_id=s.document_id, enabled=s.enabled)
+                        VectorRecord(
+                            id=s.id, vector=vectors[start + i], document_id=s.document_id, enabled=s.enabled
+                        )
                         for i, s in enumerate(part)
                     ]
                 )
                 self.fulltext.upsert(
                     [
-                        TextRecord(id=s.id, tokens=token_lists[start + i], document_id=s.document_id, enabled=s.enabled)
+                        TextRecord(
+                            id=s.id,
+                            tokens=token_lists[start + i],
+                            document_id=s.document_id,
+                            enabled=s.enabled,
+                        )
                         for i, s in enumerate(part)
                     ]
                 )
@@ -183,8 +194,10 @@ class DatasetIndex:
                 for start in range(0, len(old_ids), 500):
                     session.execute(delete(SegmentRow).where(SegmentRow.id.in_(old_ids[start : start + 500])))
                 if segments:
-                    session.execute(SegmentRow.__table__.insert(), [self._row(s) for s in segments])
-                self.keywords.add(session, [(s.id, w) for s, w in zip(segments, keyword_weights)])
+                    session.execute(insert(SegmentRow), [self._row(s) for s in segments])
+                self.keywords.add(
+                    session, [(s.id, w) for s, w in zip(segments, keyword_weights, strict=True)]
+                )
                 self._mark_completed(session, batch)
             stale = [segment_id for segment_id in old_ids if segment_id not in new_ids]
             if stale:
@@ -226,7 +239,11 @@ class DatasetIndex:
         """Remove documents' segments from the database, then from both stores."""
         with self._write_lock:
             with self._sessions.begin() as session:
-                ids = list(session.scalars(select(SegmentRow.id).where(SegmentRow.document_id.in_(list(document_ids)))))
+                ids = list(
+                    session.scalars(
+                        select(SegmentRow.id).where(SegmentRow.document_id.in_(list(document_ids)))
+                    )
+                )
                 self.keywords.delete_segments(session, ids)
                 session.execute(delete(SegmentRow).where(SegmentRow.document_id.in_(list(document_ids))))
                 session.execute(delete(DocumentRow).where(DocumentRow.id.in_(list(document_ids))))
@@ -240,7 +257,9 @@ class DatasetIndex:
         """Delete store points without a segment row (left by an interrupted ingest)."""
         with self._write_lock:
             with self._sessions() as session:
-                known = set(session.scalars(select(SegmentRow.id).where(SegmentRow.dataset_id == self.dataset_id)))
+                known = set(
+                    session.scalars(select(SegmentRow.id).where(SegmentRow.dataset_id == self.dataset_id))
+                )
             removed = 0
             for store in (self.vector, self.fulltext):
                 orphans = sorted(store.ids() - known)

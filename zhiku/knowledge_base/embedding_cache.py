@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db.models import EmbeddingCacheRow
@@ -61,4 +61,4 @@ class DatabaseEmbeddingCache:
                 if digest not in existing
             ]
             if rows:
-                session.execute(EmbeddingCacheRow.__table__.insert(), rows)
+                session.execute(insert(EmbeddingCacheRow), rows)

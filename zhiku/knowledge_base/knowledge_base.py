@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -48,7 +49,10 @@ class KnowledgeBase:
 
     @classmethod
     def open(cls, home: str | Path | None = None, **settings: Any) -> KnowledgeBase:
-        """Open (creating if needed) the knowledge base in ``home`` (default ``ZHIKU_HOME`` or ``~/.zhiku``)."""
+        """Open (creating if needed) the knowledge base in ``home``.
+
+        ``home`` defaults to ``ZHIKU_HOME`` or ``~/.zhiku``; ``settings`` override ``zhiku.toml``.
+        """
         return cls(Settings.load(home, **settings))
 
     def __enter__(self) -> KnowledgeBase:
@@ -83,7 +87,11 @@ class KnowledgeBase:
         if not name or not name.strip():
             raise InvalidInput("a dataset needs a non-empty name")
         config = _retrieval_config(retrieval)
-        rule = process_rule if isinstance(process_rule, PipelineSpec) else PipelineSpec.model_validate(process_rule or {})
+        rule = (
+            process_rule
+            if isinstance(process_rule, PipelineSpec)
+            else PipelineSpec.model_validate(process_rule or {})
+        )
         model_name = embedding_model or self.settings.embedding_model
         options = dict(embedding_options or {})
         dim = open_embedding(model_name, options, self._sessions).dim
@@ -237,7 +245,11 @@ class Dataset:
             if retrieval is not None:
                 row.retrieval_config = _retrieval_config(retrieval).model_dump()
             if process_rule is not None:
-                spec = process_rule if isinstance(process_rule, PipelineSpec) else PipelineSpec.model_validate(process_rule)
+                spec = (
+                    process_rule
+                    if isinstance(process_rule, PipelineSpec)
+                    else PipelineSpec.model_validate(process_rule)
+                )
                 row.process_rule = spec.model_dump()
 
     def stats(self) -> dict[str, Any]:
@@ -304,7 +316,9 @@ class Dataset:
         index.vector.set_enabled([segment_id], enabled)
         index.fulltext.set_enabled([segment_id], enabled)
 
-    def replace_file(self, document_id: str, path: str | Path, *, pipeline: Pipeline | None = None) -> DocumentInfo:
+    def replace_file(
+        self, document_id: str, path: str | Path, *, pipeline: Pipeline | None = None
+    ) -> DocumentInfo:
         """Re-ingest a document from a new file. Its segments are replaced in every store or in none:
         if the new version fails, the previous segments stay served and the document shows the error."""
         self.document(document_id)
@@ -401,7 +415,9 @@ class Dataset:
         except ZhikuError as exc:
             self._fail([document_id for document_id, _ in pending], f"indexing failed: {exc}")
         except Exception as exc:  # noqa: BLE001 - a store or model failure must mark, not lose, the documents
-            self._fail([document_id for document_id, _ in pending], f"indexing failed: {type(exc).__name__}: {exc}")
+            self._fail(
+                [document_id for document_id, _ in pending], f"indexing failed: {type(exc).__name__}: {exc}"
+            )
 
     def _ingest(
         self,
@@ -415,21 +431,22 @@ class Dataset:
         index = self._kb._index(self.id)
         if document_ids is None:
             document_ids = [
-                self._new_document(name, source=origin, size=_size(source)) for name, source, origin in sources
+                self._new_document(name, source=origin, size=_size(source))
+                for name, source, origin in sources
             ]
         pending: list[tuple[str, Sequence[Segment]]] = []
         total = len(sources)
-        for done, ((name, source, _origin), document_id) in enumerate(zip(sources, document_ids), start=1):
+        for done, ((name, source, _origin), document_id) in enumerate(
+            zip(sources, document_ids, strict=True), start=1
+        ):
             try:
                 chunks = pipeline.chunks(
-                    source, name, on_stage=lambda stage, d=document_id: self._set_stage(d, stage), timings=timings
+                    source, name, on_stage=functools.partial(self._set_stage, document_id), timings=timings
                 )
                 if not chunks:
                     raise InvalidInput(f"{name}: no text left after extraction and cleaning")
                 self._set_stage(document_id, "indexing")
-                pending.append(
-                    (document_id, pipeline.index_processor.transform(chunks, document_id))
-                )
+                pending.append((document_id, pipeline.index_processor.transform(chunks, document_id)))
             except ZhikuError as exc:
                 self._fail([document_id], str(exc))
             except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others

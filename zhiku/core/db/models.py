@@ -8,7 +8,7 @@ ingest); they are invisible to search and swept at start-up.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -27,7 +27,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def new_id() -> str:
@@ -52,9 +52,7 @@ class DatasetRow(Base):
     tokenizer_settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
     doc_form: Mapped[str] = mapped_column(String(32), default="paragraph")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), default=utcnow, onupdate=utcnow
-    )
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
     documents: Mapped[list[DocumentRow]] = relationship(
         back_populates="dataset", cascade="all, delete-orphan", passive_deletes=True
@@ -115,9 +113,7 @@ class KeywordPostingRow(Base):
     __tablename__ = "keyword_postings"
     __table_args__ = (Index("ix_postings_dataset_keyword", "dataset_id", "keyword"),)
 
-    segment_id: Mapped[str] = mapped_column(
-        ForeignKey("segments.id", ondelete="CASCADE"), primary_key=True
-    )
+    segment_id: Mapped[str] = mapped_column(ForeignKey("segments.id", ondelete="CASCADE"), primary_key=True)
     keyword: Mapped[str] = mapped_column(String(255), primary_key=True)
     dataset_id: Mapped[str] = mapped_column(String(36))
     weight: Mapped[float] = mapped_column(Float)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db.models import KeywordPostingRow
@@ -29,12 +29,17 @@ class KeywordStore:
     def add(self, session: Session, postings: Iterable[tuple[str, Sequence[tuple[str, float]]]]) -> None:
         """Add ``(segment_id, [(keyword, weight), ...])`` rows in the caller's transaction."""
         rows = [
-            {"segment_id": segment_id, "keyword": keyword[:255], "dataset_id": self.dataset_id, "weight": weight}
+            {
+                "segment_id": segment_id,
+                "keyword": keyword[:255],
+                "dataset_id": self.dataset_id,
+                "weight": weight,
+            }
             for segment_id, keywords in postings
             for keyword, weight in dict(keywords).items()
         ]
         if rows:
-            session.execute(KeywordPostingRow.__table__.insert(), rows)
+            session.execute(insert(KeywordPostingRow), rows)
 
     def delete_segments(self, session: Session, segment_ids: Sequence[str]) -> None:
         """Remove the postings of these segments in the caller's transaction."""
