@@ -54,7 +54,7 @@ class RetrievalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     search_method: SearchMethod = "hybrid_search"
-    hybrid_methods: list[Channel] = Field(default_factory=lambda: ["semantic", "full_text", "keyword"])
+    hybrid_methods: list[Channel] = Field(default_factory=_all_channels)
     top_k: int = Field(4, ge=1, le=1000)
     recall_k: int | None = Field(None, ge=1, le=10000)
     score_threshold: float | None = None
