@@ -146,21 +146,25 @@ def evaluate(
     qrels = eval_set.qrels if mode == "passage" else eval_set.qrels_docs
     top_k = 10 if mode == "passage" else 30
     query_ids = list(eval_set.queries)
+    configs = {method: dataset.retrieval.merged({**METHODS[method], "top_k": top_k}) for method in methods}
+    runs: dict[str, dict[str, list[Hit]]] = {method: {} for method in methods}
+    seconds = dict.fromkeys(methods, 0.0)
+    dataset.persist_query_embeddings()
+    # queries outside, methods inside: each query is embedded once, whatever the number of methods
+    for done, query_id in enumerate(query_ids, start=1):
+        text = eval_set.queries[query_id]
+        for method, config in configs.items():
+            started = time.perf_counter()
+            runs[method][query_id] = dataset.search_with(text, config)
+            seconds[method] += time.perf_counter() - started
+        if on_progress and done % 20 == 0:
+            on_progress("queries", done, len(query_ids))
     for method in methods:
-        override = {**METHODS[method], "top_k": top_k}
-        config = dataset.retrieval.merged(override)
-        runs: dict[str, list[Hit]] = {}
-        started = time.perf_counter()
-        for done, query_id in enumerate(query_ids, start=1):
-            runs[query_id] = dataset.search_with(eval_set.queries[query_id], config)
-            if on_progress and done % 50 == 0:
-                on_progress(f"{method}", done, len(query_ids))
-        elapsed = time.perf_counter() - started
-        ranked = {query_id: _judged_ids(hits, mode) for query_id, hits in runs.items()}
+        ranked = {query_id: _judged_ids(hits, mode) for query_id, hits in runs[method].items()}
         scores = score_run(ranked, qrels, query_ids)
         if mode == "document" and eval_set.answers:
-            scores.update(_answer_hit_rate(runs, eval_set))
-        scores["ms_per_query"] = round(1000 * elapsed / max(1, len(query_ids)), 2)
+            scores.update(_answer_hit_rate(runs[method], eval_set))
+        scores["ms_per_query"] = round(1000 * seconds[method] / max(1, len(query_ids)), 2)
         report.methods[method] = scores
     report.info["queries"] = len(query_ids)
     report.info["embedding_model"] = dataset.embedding_model

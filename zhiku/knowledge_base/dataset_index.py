@@ -34,12 +34,12 @@ from zhiku.datasource.retrieval_service import RetrievalService
 from zhiku.datasource.tokenizer import Tokenizer
 from zhiku.datasource.vector.base import VectorRecord, VectorStore
 from zhiku.knowledge_base.embedding_cache import DatabaseEmbeddingCache
-from zhiku.providers.embedding import CachedEmbedding, EmbeddingModel, create_embedding_model
+from zhiku.providers.embedding import CachedEmbedding, create_embedding_model
 
 _UPSERT_BATCH = 512
 
 
-def open_embedding(name: str, options: dict[str, Any], sessions: sessionmaker[Session]) -> EmbeddingModel:
+def open_embedding(name: str, options: dict[str, Any], sessions: sessionmaker[Session]) -> CachedEmbedding:
     """The dataset's embedding model wrapped with the database cache."""
     return CachedEmbedding(create_embedding_model(name, **options), DatabaseEmbeddingCache(sessions))
 

@@ -473,6 +473,10 @@ class Dataset:
         fused = index.search_service.retrieve(query, config)
         return self._hits(fused)
 
+    def persist_query_embeddings(self) -> None:
+        """Keep query embeddings in the database cache too (evaluations repeat their queries)."""
+        self._kb._index(self.id).embedding.persist_queries = True
+
     def optimize(self) -> None:
         """Build the stores' search indexes after a large ingest (blocking)."""
         self._kb._index(self.id).optimize()

@@ -52,12 +52,17 @@ class CachedEmbedding:
     """An EmbeddingModel that embeds only texts the cache does not hold yet.
 
     The same text twice in one call is embedded once. Documents go to ``cache``; the last
-    :data:`QUERY_CACHE_SIZE` query embeddings are kept in memory only.
+    :data:`QUERY_CACHE_SIZE` query embeddings are kept in memory, and also in ``cache`` (under the
+    model name plus ``#query``) when ``persist_queries`` is set — for evaluations, which ask the
+    same thousands of queries run after run; a server leaves it off to keep searches read-only.
     """
 
-    def __init__(self, model: EmbeddingModel, cache: EmbeddingCache) -> None:
+    def __init__(
+        self, model: EmbeddingModel, cache: EmbeddingCache, *, persist_queries: bool = False
+    ) -> None:
         self.model = model
         self.cache = cache
+        self.persist_queries = persist_queries
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._queries_lock = threading.Lock()
 
@@ -99,9 +104,22 @@ class CachedEmbedding:
             if vector is not None:
                 self._queries.move_to_end(text)
                 return vector.copy()
-        vector = self.model.embed_query(text)
+        stored = self._stored_query(text)
+        vector = stored if stored is not None else self.model.embed_query(text)
+        if stored is None and self.persist_queries:
+            self.cache.put_many(self._query_key, {content_hash(text): vector})
         with self._queries_lock:
             self._queries[text] = vector.copy()
             if len(self._queries) > QUERY_CACHE_SIZE:
                 self._queries.popitem(last=False)
         return vector
+
+    @property
+    def _query_key(self) -> str:
+        return f"{self.name}#query"
+
+    def _stored_query(self, text: str) -> np.ndarray | None:
+        if not self.persist_queries:
+            return None
+        digest = content_hash(text)
+        return self.cache.get_many(self._query_key, [digest]).get(digest)
