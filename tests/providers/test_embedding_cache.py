@@ -110,3 +110,28 @@ def test_queries_are_kept_in_a_bounded_lru() -> None:
     model.embed_query("q0")  # the oldest entry was evicted by now
     assert inner.query_calls.count("q0") == 2
     assert model.embed_documents([]).shape == (0, 4)
+
+
+def test_persisted_query_embeddings_survive_a_new_wrapper() -> None:
+    from zhiku.providers.embedding import CachedEmbedding, InMemoryEmbeddingCache, create_embedding_model
+
+    class Counting:
+        def __init__(self) -> None:
+            self.inner = create_embedding_model("use")
+            self.name, self.dim, self.calls = self.inner.name, self.inner.dim, 0
+
+        def embed_documents(self, texts, *, on_progress=None):  # type: ignore[no-untyped-def]
+            return self.inner.embed_documents(texts, on_progress=on_progress)
+
+        def embed_query(self, text: str):  # type: ignore[no-untyped-def]
+            self.calls += 1
+            return self.inner.embed_query(text)
+
+    cache = InMemoryEmbeddingCache()
+    model = Counting()
+    first = CachedEmbedding(model, cache, persist_queries=True).embed_query("绿茶怎么泡")
+    again = CachedEmbedding(model, cache, persist_queries=True).embed_query("绿茶怎么泡")
+    assert model.calls == 1
+    assert (first == again).all()
+    CachedEmbedding(model, cache).embed_query("绿茶怎么泡")  # not persisted: asks the model
+    assert model.calls == 2
