@@ -149,7 +149,7 @@ def evaluate(
     configs = {method: dataset.retrieval.merged({**METHODS[method], "top_k": top_k}) for method in methods}
     runs: dict[str, dict[str, list[Hit]]] = {method: {} for method in methods}
     seconds = dict.fromkeys(methods, 0.0)
-    dataset.persist_query_embeddings()
+    dataset.persist_query_embeddings([eval_set.queries[query_id] for query_id in query_ids])
     # queries outside, methods inside: each query is embedded once, whatever the number of methods
     for done, query_id in enumerate(query_ids, start=1):
         text = eval_set.queries[query_id]

@@ -473,9 +473,12 @@ class Dataset:
         fused = index.search_service.retrieve(query, config)
         return self._hits(fused)
 
-    def persist_query_embeddings(self) -> None:
-        """Keep query embeddings in the database cache too (evaluations repeat their queries)."""
-        self._kb._index(self.id).embedding.persist_queries = True
+    def persist_query_embeddings(self, upcoming: Sequence[str] = ()) -> None:
+        """Keep query embeddings in the database cache too (evaluations repeat their queries),
+        embedding the ``upcoming`` queries now, in batches."""
+        embedding = self._kb._index(self.id).embedding
+        embedding.persist_queries = True
+        embedding.warm_queries(upcoming)
 
     def optimize(self) -> None:
         """Build the stores' search indexes after a large ingest (blocking)."""

@@ -123,3 +123,20 @@ class CachedEmbedding:
             return None
         digest = content_hash(text)
         return self.cache.get_many(self._query_key, [digest]).get(digest)
+
+    def warm_queries(self, texts: Sequence[str]) -> None:
+        """Embed many future queries in batches (when the model can) and keep them persisted."""
+        if not self.persist_queries or not texts:
+            return
+        digests = {content_hash(text): text for text in texts}
+        known = self.cache.get_many(self._query_key, list(digests))
+        missing = [digest for digest in digests if digest not in known]
+        batch = getattr(self.model, "embed_queries", None)
+        for start in range(0, len(missing), 256):
+            part = missing[start : start + 256]
+            texts_part = [digests[digest] for digest in part]
+            if batch is not None:
+                vectors = batch(texts_part)
+            else:
+                vectors = np.stack([self.model.embed_query(text) for text in texts_part])
+            self.cache.put_many(self._query_key, dict(zip(part, vectors, strict=True)))
