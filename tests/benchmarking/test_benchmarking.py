@@ -11,6 +11,7 @@ import pytest
 from zhiku.benchmarking import SyntheticEmbedding, run_benchmark
 from zhiku.benchmarking.corpus import build_corpus, write_corpus
 from zhiku.benchmarking.timing import Latency, paired_sum
+from zhiku.core.errors import InvalidInput
 from zhiku.providers.embedding import create_embedding_model
 
 METHODS = {"semantic", "full_text", "keyword", "hybrid", "semantic_with_query_embedding",
@@ -41,6 +42,8 @@ def test_corpus_recombines_distinct_segments_that_split_back_one_per_paragraph(t
     assert len(files) == 5
     paragraphs = [p for f in files for p in f.read_text(encoding="utf-8").strip().split("\n\n")]
     assert paragraphs == corpus.texts
+    with pytest.raises(InvalidInput):
+        build_corpus(0, 7, eval_dir=tmp_path / "no-eval-sets")
 
 
 def test_latency_percentiles_and_paired_sum() -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import zhiku
-from zhiku.core.errors import ZhikuError
+from zhiku.core.errors import InvalidInput, ZhikuError
 
 #: Rough upper bound, in cl100k tokens, of a segment cut from a passage.
 SEGMENT_TOKENS = 300
@@ -47,25 +47,29 @@ def default_eval_dir() -> Path:
 
 
 def build_corpus(segments: int, queries: int, *, seed: int = 0, eval_dir: Path | None = None) -> BenchCorpus:
-    """``segments`` distinct texts and ``queries`` queries; deterministic for a given ``seed``."""
+    """``segments`` distinct texts and ``queries`` queries; deterministic for a given ``seed``.
+
+    Raises InvalidInput for a count below 1, or when the text cannot give that many segments.
+    """
     if segments < 1 or queries < 1:
-        raise ValueError("segments and queries must be positive")
+        raise InvalidInput("segments and queries must be positive")
     root = default_eval_dir() if eval_dir is None else eval_dir
     sets = sorted(p.parent for p in root.glob("*/corpus.jsonl")) if root.is_dir() else []
     if sets:
         pieces_by_set = [list(_pieces(_jsonl_texts(s / "corpus.jsonl"))) for s in sets]
         pieces = list(_round_robin(pieces_by_set))
-        query_texts = list(_round_robin([_jsonl_texts(s / "queries.jsonl") for s in sets]))
+        query_sets = [_jsonl_texts(s / "queries.jsonl") for s in sets if (s / "queries.jsonl").is_file()]
+        query_texts = list(_round_robin(query_sets))
         source = "evaluation sets " + ", ".join(s.name for s in sets)
     else:
         pieces = list(_pieces(_demo_texts()))
         query_texts = []
         source = "bundled demo corpus sentences"
     rng = random.Random(seed)
-    sentences = _sentence_pools(pieces)
     texts = list(dict.fromkeys(pieces))[:segments]
     recombined = segments - len(texts)
-    texts.extend(_recombine(sentences, recombined, set(texts), rng))
+    if recombined:
+        texts.extend(_recombine(_sentence_pools(pieces), recombined, set(texts), rng))
     if len(query_texts) < queries:
         sampled = rng.sample(texts, min(len(texts), queries - len(query_texts)))
         query_texts.extend(text[:40] for text in sampled)
@@ -154,7 +158,7 @@ def _recombine(
 ) -> Iterator[str]:
     """``count`` new texts of 2-4 sentences of one language, none equal to a text in ``seen``."""
     if count > 0 and not pools:
-        raise ValueError("no sentences to build benchmark segments from")
+        raise InvalidInput("no sentences to build benchmark segments from")
     made = misses = 0
     while made < count:
         pool = pools[made % len(pools)]
@@ -162,7 +166,7 @@ def _recombine(
         if text in seen:
             misses += 1
             if misses > 10_000:
-                raise ValueError(f"too few sentences to make {count} distinct benchmark segments")
+                raise InvalidInput(f"too few sentences to make {count} distinct benchmark segments")
             continue
         seen.add(text)
         made += 1

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from zhiku.core.errors import ConfigError
 from zhiku.providers.embedding import ProgressCallback, l2_normalize
 
 _BUCKETS = 1 << 14
@@ -47,12 +48,12 @@ class SyntheticEmbedding:
     """``dim``-d unit vectors from word hashing; registered as embedding model ``"synthetic"``.
 
     ``seed`` picks the random token table: datasets and queries must use the same seed (it is
-    part of :attr:`name`, the embedding cache key).
+    part of :attr:`name`, the embedding cache key). Raises ConfigError for ``dim`` below 2.
     """
 
     def __init__(self, dim: int = 384, seed: int = 0) -> None:
         if dim < 2:
-            raise ValueError(f"dim must be at least 2, got {dim}")
+            raise ConfigError(f"dim must be at least 2, got {dim}")
         self.dim = dim
         self.name = f"synthetic/hashed-{dim}-seed{seed}"
         self._table = np.random.default_rng(seed).standard_normal((_BUCKETS, dim), dtype=np.float32)

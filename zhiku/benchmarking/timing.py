@@ -9,6 +9,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from zhiku.core.errors import InvalidInput
+
 T = TypeVar("T")
 
 WARMUP_CALLS = 5
@@ -25,7 +27,7 @@ class Latency:
     @classmethod
     def of(cls, seconds: Sequence[float]) -> Latency:
         if not seconds:
-            raise ValueError("no timings to summarise")
+            raise InvalidInput("no timings to summarise")
         p50, p95 = np.percentile(np.asarray(seconds) * 1000.0, [50, 95])
         return cls(p50=round(float(p50), 4), p95=round(float(p95), 4), count=len(seconds))
 
@@ -48,5 +50,5 @@ def time_each(items: Sequence[T], call: Callable[[T], object], warmup: int = WAR
 def paired_sum(first: Sequence[float], second: Sequence[float]) -> list[float]:
     """``first[i] + second[i % len(second)]``: the latency of two measured steps run in a row."""
     if not second:
-        raise ValueError("second series is empty")
+        raise InvalidInput("second series is empty")
     return [value + second[i % len(second)] for i, value in enumerate(first)]

@@ -30,7 +30,7 @@ from zhiku.knowledge_base.records import IN_PROGRESS, DocumentInfo
 from zhiku.rerank.types import FusedHit
 
 #: Segments gathered from several documents before one embedding + store write.
-WRITE_BATCH_SEGMENTS = 256
+WRITE_BATCH_SEGMENTS = 2048
 
 Progress = Callable[[str, int, int], None]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import case, delete, func, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db.models import KeywordPostingRow
@@ -52,18 +52,18 @@ class KeywordStore:
         words = sorted(set(self.tokenizer.tokenize(query)))
         if not words:
             return []
-        weights = {word: idf(word) for word in words}
+        query_idf = case({word: idf(word) for word in words}, value=KeywordPostingRow.keyword)
+        score = func.sum(KeywordPostingRow.weight * query_idf).label("score")
         with self._sessions() as session:
             rows = session.execute(
-                select(KeywordPostingRow.segment_id, KeywordPostingRow.keyword, KeywordPostingRow.weight)
+                select(KeywordPostingRow.segment_id, score)
                 .where(KeywordPostingRow.dataset_id == self.dataset_id)
                 .where(KeywordPostingRow.keyword.in_(words))
+                .group_by(KeywordPostingRow.segment_id)
+                .order_by(score.desc(), KeywordPostingRow.segment_id)
+                .limit(limit)
             ).all()
-        scores: dict[str, float] = {}
-        for segment_id, keyword, weight in rows:
-            scores[segment_id] = scores.get(segment_id, 0.0) + weight * weights[keyword]
-        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-        return ranked[:limit]
+        return [(segment_id, float(value)) for segment_id, value in rows]
 
     def count(self) -> int:
         with self._sessions() as session:

