@@ -29,11 +29,15 @@ def main() -> None:
     parser.add_argument("--home", type=Path, default=None)
     parser.add_argument("--recall-k", type=int, default=50)
     parser.add_argument("--limit-queries", type=int, default=None)
+    parser.add_argument(
+        "--weights", default=None, help="only these settings: 'semantic,full_text,keyword;...' (weighted minmax)"
+    )
     args = parser.parse_args()
 
     eval_set = load_eval_set(args.setdir, args.limit_queries)
     with KnowledgeBase.open(args.home) as kb:
         dataset = kb.dataset(f"eval-{eval_set.name}-passage")
+        dataset.persist_query_embeddings(list(eval_set.queries.values()))
         index = kb._index(dataset.id)
         with kb.sessions() as session:
             passage_of = dict(
@@ -60,6 +64,13 @@ def main() -> None:
     results = {}
     for channel in ("semantic", "full_text", "keyword"):
         results[channel] = score(lambda c, ch=channel: weighted_score({ch: c[ch]}, {ch: 1.0}, top_n=10))
+    if args.weights:
+        for item in args.weights.split(";"):
+            semantic, full_text, keyword = (float(x) for x in item.split(","))
+            weights = {"semantic": semantic, "full_text": full_text, "keyword": keyword}
+            results[f"weighted minmax {item}"] = score(lambda c, w=weights: weighted_score(c, w, top_n=10))
+        print(json.dumps(results, indent=1))
+        return
     grid = [w / 10 for w in range(0, 11)]
     for semantic, keyword in itertools.product(grid, (0.0, 0.1, 0.2)):
         full_text = round(1.0 - semantic - keyword, 2)

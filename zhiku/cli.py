@@ -239,7 +239,7 @@ def search(
     "--method",
     "methods",
     multiple=True,
-    help="semantic, full_text, keyword, hybrid, hybrid_rrf, hybrid_semantic_full_text (repeatable).",
+    help="semantic, full_text, keyword, hybrid, hybrid_rrf, hybrid_all_three (repeatable).",
 )
 @click.option("--embedding-model", default=None)
 @click.option("--limit-queries", type=int, default=None, help="Only the first N judged queries.")

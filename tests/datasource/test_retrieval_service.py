@@ -64,6 +64,8 @@ class TokenOverlap:
 
 
 def config(**fields: object) -> RetrievalConfig:
+    """A config fusing all three channels unless told otherwise (the default fuses two)."""
+    fields.setdefault("hybrid_methods", ["semantic", "full_text", "keyword"])
     return RetrievalConfig.model_validate(fields)
 
 
@@ -96,9 +98,7 @@ def test_channels_run_concurrently() -> None:
     }
     with RetrievalService(channels) as service:
         start = time.perf_counter()
-        hits, timings = service.retrieve_with_timings(
-            "q", config(hybrid_methods=["semantic", "full_text"])
-        )
+        hits, timings = service.retrieve_with_timings("q", config(hybrid_methods=["semantic", "full_text"]))
         elapsed = time.perf_counter() - start
     assert elapsed < 0.35
     assert set(ids(hits)) == {"a", "b"}
@@ -175,7 +175,9 @@ def test_reorder_puts_best_at_both_ends() -> None:
 def test_dead_segments_never_come_out_and_take_no_rank() -> None:
     live = LiveSegments({"b": "text b", "c": "text c", "d": "text d"})  # "a" disabled
     with RetrievalService(three_channels(), live_segments=live) as service:
-        hits = service.retrieve("q", config(top_k=10))
+        hits = service.retrieve(
+            "q", config(top_k=10, reranking={"weights": {"semantic": 0.5, "full_text": 0.4, "keyword": 0.1}})
+        )
     assert "a" not in ids(hits)
     assert live.calls == [["a", "b", "c", "d"]]  # once, with the union
     b = next(h for h in hits if h.segment_id == "b")
@@ -242,9 +244,7 @@ def test_every_channel_failing_raises_a_typed_error_naming_the_channel() -> None
 
 
 def test_single_channel_failure_is_raised() -> None:
-    channels: dict[Channel, FakeChannel] = {
-        "full_text": FakeChannel([], error=OSError("index file missing"))
-    }
+    channels: dict[Channel, FakeChannel] = {"full_text": FakeChannel([], error=OSError("index file missing"))}
     service = RetrievalService(channels)
     with service, pytest.raises(ChannelError, match=r"full_text search failed.*file missing") as e:
         service.retrieve("q", config(search_method="full_text_search"))
@@ -282,9 +282,7 @@ def test_reranking_model_applies_to_a_single_channel_too() -> None:
         ),
     ],
 )
-def test_reranking_model_prerequisites(
-    kwargs: dict[str, object], model: str | None, message: str
-) -> None:
+def test_reranking_model_prerequisites(kwargs: dict[str, object], model: str | None, message: str) -> None:
     cfg = config(reranking={"mode": "reranking_model", "model": model})
     service = RetrievalService(three_channels(), **kwargs)  # type: ignore[arg-type]
     with service, pytest.raises(ConfigError, match=message):
@@ -310,9 +308,10 @@ def test_dify_shaped_config() -> None:
     with RetrievalService(three_channels()) as service:
         hits = service.retrieve("q", cfg)
         without_threshold = service.retrieve("q", unlimited)
-    # weights .7 / .24 / .06: a = .7 + .24*.5 = .82, b = .35, c = .24 + .06 = .30, d = 0
+    # Dify's hybrid is semantic + full-text, weights .7 / .3: a = .7 + .3*.5 = .85, b = .35,
+    # c = .30, d = 0 (the keyword channel is not searched)
     assert ids(hits) == ["a"]
-    assert hits[0].score == pytest.approx(0.82)
+    assert hits[0].score == pytest.approx(0.85)
     assert ids(without_threshold) == ["a", "b"]  # top_k 2
 
 

@@ -48,4 +48,4 @@ def test_readme_python_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     exec(compile(example.group(1), "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "completed" in out
-    assert "10:00-22:00" in out
+    assert "## 会员计划" in out.splitlines()[1] and "茶艺课" in out

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from zhiku.core.documents import Chunk, Hit
 from zhiku.core.errors import NotFound
+from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.evaluation.metrics import score_run
 from zhiku.evaluation.sets import EvalSet
 from zhiku.knowledge_base import Dataset, KnowledgeBase
@@ -29,7 +30,7 @@ METHODS: dict[str, dict[str, Any]] = {
     "keyword": {"search_method": "keyword_search"},
     "hybrid": {},
     "hybrid_rrf": {"reranking": {"mode": "rrf"}},
-    "hybrid_semantic_full_text": {"hybrid_methods": ["semantic", "full_text"]},
+    "hybrid_all_three": {"hybrid_methods": ["semantic", "full_text", "keyword"]},
 }
 DEFAULT_METHODS = ("semantic", "full_text", "keyword", "hybrid")
 
@@ -146,7 +147,8 @@ def evaluate(
     qrels = eval_set.qrels if mode == "passage" else eval_set.qrels_docs
     top_k = 10 if mode == "passage" else 30
     query_ids = list(eval_set.queries)
-    configs = {method: dataset.retrieval.merged({**METHODS[method], "top_k": top_k}) for method in methods}
+    # every method starts from the default configuration, whatever the dataset stored
+    configs = {method: RetrievalConfig().merged({**METHODS[method], "top_k": top_k}) for method in methods}
     runs: dict[str, dict[str, list[Hit]]] = {method: {} for method in methods}
     seconds = dict.fromkeys(methods, 0.0)
     dataset.persist_query_embeddings([eval_set.queries[query_id] for query_id in query_ids])
