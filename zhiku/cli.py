@@ -303,9 +303,12 @@ def bench(ctx: click.Context, segments: int, queries: int, as_json: bool) -> Non
     """Ingestion throughput and query latency against rank_bm25 and qdrant-client (see benchmarks/)."""
     from zhiku.benchmarking import run_benchmark
 
-    result = run_benchmark(
-        ctx.obj["home"], segments=segments, queries=queries, log=None if as_json else click.echo
-    )
+    try:
+        result = run_benchmark(
+            ctx.obj["home"], segments=segments, queries=queries, log=None if as_json else click.echo
+        )
+    except ZhikuError as exc:
+        raise click.ClickException(str(exc)) from exc
     if as_json:
         click.echo(json.dumps(result))
 

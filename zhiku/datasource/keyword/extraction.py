@@ -33,8 +33,12 @@ def idf(word: str) -> float:
 
 
 def _is_keyword_candidate(token: str) -> bool:
-    # Single CJK characters and single letters carry little meaning as keywords (jieba drops them too);
-    # numbers and codes of two or more characters are kept: they are what keyword search is for.
+    # Single CJK characters and single letters carry little meaning as keywords (jieba drops them
+    # too), nor do one- or two-digit numbers (the "09", "00" of "09:00"), which would otherwise
+    # crowd a segment's few keyword slots; codes and longer numbers ("207", "2018") are kept:
+    # they are what keyword search is for.
+    if token.isdigit():
+        return len(token) >= 3
     return len(token) >= 2
 
 
