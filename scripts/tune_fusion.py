@@ -30,7 +30,9 @@ def main() -> None:
     parser.add_argument("--recall-k", type=int, default=50)
     parser.add_argument("--limit-queries", type=int, default=None)
     parser.add_argument(
-        "--weights", default=None, help="only these settings: 'semantic,full_text,keyword;...' (weighted minmax)"
+        "--weights",
+        default=None,
+        help="only these settings: 'semantic,full_text,keyword;...' (weighted minmax)",
     )
     args = parser.parse_args()
 
@@ -42,7 +44,9 @@ def main() -> None:
         with kb.sessions() as session:
             passage_of = dict(
                 session.execute(
-                    select(SegmentRow.id, DocumentRow.name).join(DocumentRow, DocumentRow.id == SegmentRow.document_id)
+                    select(SegmentRow.id, DocumentRow.name).join(
+                        DocumentRow, DocumentRow.id == SegmentRow.document_id
+                    )
                 ).all()
             )
         runs = []
@@ -86,8 +90,16 @@ def main() -> None:
             lambda c, w=weights: rrf(c, k=60, weights=w, top_n=10)
         )
     best = sorted(results.items(), key=lambda item: -item[1])
-    print(json.dumps({"set": eval_set.name, "single": {k: results[k] for k in ("semantic", "full_text", "keyword")},
-                      "best": best[:15]}, indent=1))
+    print(
+        json.dumps(
+            {
+                "set": eval_set.name,
+                "single": {k: results[k] for k in ("semantic", "full_text", "keyword")},
+                "best": best[:15],
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":
