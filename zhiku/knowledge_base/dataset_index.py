@@ -28,10 +28,12 @@ from zhiku.core.config import Settings
 from zhiku.core.db.models import DatasetRow, DocumentRow, SegmentRow, utcnow
 from zhiku.core.documents import Segment
 from zhiku.core.errors import ConfigError
+from zhiku.datasource.fulltext import open_fulltext_store
 from zhiku.datasource.fulltext.base import FullTextStore, TextRecord
 from zhiku.datasource.keyword import KeywordExtractor, KeywordStore
 from zhiku.datasource.retrieval_service import RetrievalService
 from zhiku.datasource.tokenizer import Tokenizer
+from zhiku.datasource.vector import open_vector_store
 from zhiku.datasource.vector.base import VectorRecord, VectorStore
 from zhiku.knowledge_base.embedding_cache import DatabaseEmbeddingCache
 from zhiku.providers.embedding import CachedEmbedding, create_embedding_model
@@ -45,30 +47,21 @@ def open_embedding(name: str, options: dict[str, Any], sessions: sessionmaker[Se
 
 
 def _open_vector(settings: Settings, dataset_id: str, dim: int) -> VectorStore:
+    """One dense store per dataset: an embedded shard under ``home``, or a collection by URL."""
     if settings.vector_backend == "qdrant" or settings.qdrant_url:
-        from zhiku.datasource.vector.qdrant import QdrantClientVectorStore
-
         location = settings.qdrant_url or str(settings.qdrant_path / "client")
-        return QdrantClientVectorStore(location, f"zhiku_{dataset_id}_dense", dim)
-    from zhiku.datasource.vector.edge import EdgeVectorStore
-
-    return EdgeVectorStore(settings.qdrant_path / dataset_id / "dense", dim)
+        return open_vector_store("qdrant", location=location, collection=f"zhiku_{dataset_id}_dense", dim=dim)
+    return open_vector_store("edge", path=settings.qdrant_path / dataset_id / "dense", dim=dim)
 
 
 def _open_fulltext(settings: Settings, dataset_id: str) -> FullTextStore:
-    backend = settings.fulltext_backend
-    if backend == "memory":
-        from zhiku.datasource.fulltext.memory import RankBM25Store
-
-        return RankBM25Store()
-    if backend == "qdrant" or settings.qdrant_url:
-        from zhiku.datasource.fulltext.sparse import QdrantClientSparseBM25Store
-
+    """One BM25 store per dataset, so IDF statistics are the dataset's own."""
+    if settings.fulltext_backend == "memory":
+        return open_fulltext_store("memory")
+    if settings.fulltext_backend == "qdrant" or settings.qdrant_url:
         location = settings.qdrant_url or str(settings.qdrant_path / "client")
-        return QdrantClientSparseBM25Store(location, f"zhiku_{dataset_id}_bm25")
-    from zhiku.datasource.fulltext.sparse import EdgeSparseBM25Store
-
-    return EdgeSparseBM25Store(settings.qdrant_path / dataset_id / "bm25")
+        return open_fulltext_store("qdrant", location=location, collection=f"zhiku_{dataset_id}_bm25")
+    return open_fulltext_store("edge", path=settings.qdrant_path / dataset_id / "bm25")
 
 
 class _SemanticChannel:

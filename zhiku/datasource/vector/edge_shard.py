@@ -31,6 +31,7 @@ from zhiku.datasource.vector.points import (
     SparseValues,
     VectorSpec,
     VectorValue,
+    point_from_record,
 )
 
 _CONFIG_FILE = "edge_config.json"
@@ -182,7 +183,7 @@ class EdgeCollection:
             return []
         with _store_errors("retrieve", self.path):
             records = self._require().retrieve(list(ids), True, [self.spec.name] if with_vector else False)
-        return [self._point(r, with_vector) for r in records]
+        return [point_from_record(r, self.spec, with_vector) for r in records]
 
     def scroll(self, with_vector: bool, page_size: int = 1024) -> Iterator[PointData]:
         offset: Any = None
@@ -196,16 +197,9 @@ class EdgeCollection:
             with _store_errors("scroll", self.path):
                 records, offset = self._require().scroll(request)
             for record in records:
-                yield self._point(record, with_vector)
+                yield point_from_record(record, self.spec, with_vector)
             if offset is None:
                 return
-
-    def _point(self, record: Any, with_vector: bool) -> PointData:
-        vector: VectorValue | None = None
-        if with_vector and record.vector:
-            raw = record.vector[self.spec.name]
-            vector = SparseValues(list(raw.indices), list(raw.values)) if self.spec.sparse else list(raw)
-        return PointData(str(record.id), vector, dict(record.payload or {}))
 
     def value_counts(self, key: str) -> dict[int, int]:
         with _store_errors("facet", self.path):

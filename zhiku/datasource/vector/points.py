@@ -107,3 +107,12 @@ def canonical_ids(ids: Iterable[str]) -> list[str]:
 def base_payload(document_id: str, enabled: bool) -> dict[str, Any]:
     """The payload every point carries."""
     return {DOCUMENT_KEY: document_id, ENABLED_KEY: 1 if enabled else 0}
+
+
+def point_from_record(record: Any, spec: VectorSpec, with_vector: bool) -> PointData:
+    """A point as read back from either engine (both return records with the same fields)."""
+    vector: VectorValue | None = None
+    if with_vector and record.vector:
+        raw = record.vector[spec.name]
+        vector = SparseValues(list(raw.indices), list(raw.values)) if spec.sparse else list(raw)
+    return PointData(str(record.id), vector, dict(record.payload or {}))

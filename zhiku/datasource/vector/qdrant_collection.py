@@ -25,6 +25,7 @@ from zhiku.datasource.vector.points import (
     SparseValues,
     VectorSpec,
     VectorValue,
+    point_from_record,
 )
 
 MEMORY = ":memory:"
@@ -210,7 +211,7 @@ class ClientCollection:
                 with_payload=True,
                 with_vectors=[self.spec.name] if with_vector else False,
             )
-        return [self._point(r, with_vector) for r in records]
+        return [point_from_record(r, self.spec, with_vector) for r in records]
 
     def scroll(self, with_vector: bool, page_size: int = 1024) -> Iterator[PointData]:
         offset: Any = None
@@ -224,16 +225,9 @@ class ClientCollection:
                     with_vectors=[self.spec.name] if with_vector else False,
                 )
             for record in records:
-                yield self._point(record, with_vector)
+                yield point_from_record(record, self.spec, with_vector)
             if offset is None:
                 return
-
-    def _point(self, record: Any, with_vector: bool) -> PointData:
-        vector: VectorValue | None = None
-        if with_vector and record.vector:
-            raw = record.vector[self.spec.name]
-            vector = SparseValues(list(raw.indices), list(raw.values)) if self.spec.sparse else list(raw)
-        return PointData(str(record.id), vector, dict(record.payload or {}))
 
     def value_counts(self, key: str) -> dict[int, int]:
         with self._guard("facet"):
