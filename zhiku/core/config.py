@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from zhiku.core.errors import ConfigError
 
@@ -38,6 +38,20 @@ class Settings(BaseModel):
     embedding_batch_size: int = Field(32, ge=1)
     keyword_count: int = Field(10, ge=1, le=100)
     search_threads: int = Field(8, ge=1)
+    # Chat model (OpenAI-compatible) for Q&A indexing and LLM routers; a dataset may override it.
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: SecretStr | None = None
+    llm_timeout: float = Field(60.0, gt=0)
+    llm_max_retries: int = Field(3, ge=0)
+    llm_max_concurrency: int = Field(4, ge=1)
+    # Rerank model used by ``reranking_model`` fusion and multi-path merging when none is named.
+    rerank_model: str | None = None
+    # HTTP API
+    api_host: str = "127.0.0.1"
+    api_port: int = Field(5001, ge=0, le=65535)
+    upload_max_mb: float = Field(15.0, gt=0)
+    indexing_workers: int = Field(2, ge=1)
 
     @property
     def resolved_database_url(self) -> str:
