@@ -294,6 +294,88 @@ def eval_command(
             click.echo(f"{'':28}" + "  ".join(f"{k} {v}" for k, v in extra.items()))
 
 
+@main.command("eval-routing")
+@click.argument(
+    "setdirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option(
+    "--router",
+    "routers",
+    multiple=True,
+    help="Routers to score (repeatable): embedding, function_call, react. "
+    "Default: embedding, plus the LLM routers when a chat model is configured.",
+)
+@click.option("--describe", multiple=True, metavar="NAME=TEXT", help="A dataset's description (repeatable).")
+@click.option("--embedding-model", default=None)
+@click.option("--limit-queries", type=int, default=None, help="Only the first N judged queries of each set.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def eval_routing_command(
+    ctx: click.Context,
+    setdirs: tuple[Path, ...],
+    routers: tuple[str, ...],
+    describe: tuple[str, ...],
+    embedding_model: str | None,
+    limit_queries: int | None,
+    as_json: bool,
+) -> None:
+    """Route every query of several evaluation sets (one dataset each): router accuracy, and
+    nDCG@10 of multi-path retrieval against searching the right dataset alone."""
+    from zhiku.evaluation.routing import evaluate_routing
+    from zhiku.evaluation.sets import load_eval_set
+    from zhiku.retrieval.routers import ROUTERS
+
+    descriptions = {}
+    for item in describe:
+        name, sep, text = item.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"--describe wants NAME=TEXT, got {item!r}")
+        descriptions[name.strip()] = text
+    unknown = set(routers) - set(ROUTERS)
+    if unknown:
+        raise click.BadParameter(f"unknown router(s) {sorted(unknown)}; known: {list(ROUTERS)}")
+    eval_sets = [load_eval_set(path, limit_queries) for path in setdirs]
+    with _knowledge_base(ctx) as kb:
+        chosen = routers or (
+            ROUTERS if kb.settings.llm_base_url and kb.settings.llm_model else ("embedding",)
+        )
+        progress = _Progress("eval-routing", sys.stderr.isatty())
+        try:
+            report = evaluate_routing(
+                kb,
+                eval_sets,
+                routers=chosen,
+                describe=descriptions,
+                embedding_model=embedding_model,
+                on_progress=progress,
+            )
+        finally:
+            progress.close()
+    if as_json:
+        click.echo(json.dumps(report.to_json(), ensure_ascii=False))
+        return
+    click.echo(
+        f"{len(report.sets)} datasets, {report.info['queries']} queries ({report.info['embedding_model']})"
+    )
+    for router, figures in report.routers.items():
+        click.echo(
+            f"router {router:14} accuracy {figures['accuracy']:.4f}  ({figures['ms_per_query']} ms/query)"
+        )
+    columns = ["recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "ms_per_query"]
+    click.echo(f"{'retrieval':28}" + "".join(f"{c:>13}" for c in columns))
+    for label, scores in (
+        ("multiple (all datasets)", report.multiple),
+        ("single_dataset (right one)", report.single_dataset),
+    ):
+        click.echo(f"{label:28}" + "".join(f"{scores.get(c, 0):>13}" for c in columns))
+    for name, figures in report.per_set.items():
+        click.echo(
+            f"  {name:24} {figures['queries']:>5} queries  accuracy {figures['accuracy']}  "
+            f"nDCG@10 multiple {figures['multiple_ndcg@10']:.4f} / "
+            f"right dataset {figures['single_dataset_ndcg@10']:.4f}"
+        )
+
+
 @main.command()
 @click.option("--segments", type=int, default=10_000, help="Corpus size for the latency runs.")
 @click.option("--queries", type=int, default=200)

@@ -49,21 +49,28 @@ class EvalReport:
 
 
 def _dataset(
-    kb: KnowledgeBase, eval_set: EvalSet, mode: Mode, embedding_model: str | None, rebuild: bool
+    kb: KnowledgeBase,
+    eval_set: EvalSet,
+    mode: Mode,
+    embedding_model: str | None,
+    rebuild: bool,
+    name: str | None,
+    description: str | None,
 ) -> tuple[Dataset, bool]:
-    name = f"eval-{eval_set.name}-{mode}"
+    name = name or f"eval-{eval_set.name}-{mode}"
+    description = description if description is not None else f"evaluation set {eval_set.name}"
     try:
         dataset = kb.dataset(name)
         wanted = embedding_model or kb.settings.embedding_model
         if rebuild or dataset.embedding_model != wanted or _incomplete(dataset):
             kb.delete_dataset(name)
         else:
+            if dataset.description != description:
+                dataset.update(description=description)
             return dataset, False
     except NotFound:
         pass
-    return kb.create_dataset(
-        name, description=f"evaluation set {eval_set.name}", embedding_model=embedding_model
-    ), True
+    return kb.create_dataset(name, description=description, embedding_model=embedding_model), True
 
 
 def _incomplete(dataset: Dataset) -> bool:
@@ -79,9 +86,12 @@ def ingest(
     embedding_model: str | None = None,
     rebuild: bool = False,
     on_progress: Progress | None = None,
+    name: str | None = None,
+    description: str | None = None,
 ) -> tuple[Dataset, dict[str, Any]]:
-    """Build (or reuse) the set's dataset; returns it with ingest figures."""
-    dataset, fresh = _dataset(kb, eval_set, mode, embedding_model, rebuild)
+    """Build (or reuse) the set's dataset (named ``eval-<set>-<mode>`` unless ``name`` is given);
+    returns it with ingest figures."""
+    dataset, fresh = _dataset(kb, eval_set, mode, embedding_model, rebuild, name, description)
     info: dict[str, Any] = {"reused": not fresh}
     if fresh:
         started = time.perf_counter()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from zhiku.core.documents import Chunk, Segment, content_hash, segment_id
+from zhiku.index_processors.base import IndexOutcome
 
 
 class ParagraphIndexProcessor:
@@ -12,7 +13,7 @@ class ParagraphIndexProcessor:
 
     doc_form = "paragraph"
 
-    def transform(self, chunks: Sequence[Chunk], document_id: str) -> list[Segment]:
+    def transform(self, chunks: Sequence[Chunk], document_id: str) -> IndexOutcome:
         segments = []
         for position, chunk in enumerate(chunks):
             segments.append(
@@ -26,4 +27,4 @@ class ParagraphIndexProcessor:
                     metadata=dict(chunk.metadata),
                 )
             )
-        return segments
+        return IndexOutcome(segments)

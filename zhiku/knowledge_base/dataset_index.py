@@ -83,7 +83,14 @@ class _FullTextChannel:
 class DatasetIndex:
     """Opened stores of one dataset. Thread-safe for searches; writes are serialised by a lock."""
 
-    def __init__(self, settings: Settings, sessions: sessionmaker[Session], dataset: DatasetRow) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        sessions: sessionmaker[Session],
+        dataset: DatasetRow,
+        *,
+        embedding: CachedEmbedding | None = None,
+    ) -> None:
         self.dataset_id = dataset.id
         self._sessions = sessions
         tokenizer_settings = dataset.tokenizer_settings or {}
@@ -95,7 +102,9 @@ class DatasetIndex:
         self.keyword_extractor = KeywordExtractor(
             self.tokenizer, top_n=int(tokenizer_settings.get("keyword_count", settings.keyword_count))
         )
-        self.embedding = open_embedding(dataset.embedding_model, dataset.embedding_options or {}, sessions)
+        self.embedding = embedding or open_embedding(
+            dataset.embedding_model, dataset.embedding_options or {}, sessions
+        )
         if self.embedding.dim != dataset.embedding_dim:
             raise ConfigError(
                 f"dataset {dataset.name!r} was built with {dataset.embedding_dim}-d embeddings but "
@@ -227,8 +236,11 @@ class DatasetIndex:
             document = session.get(DocumentRow, document_id)
             if document is None:
                 continue
-            document.status = "completed"
-            document.error = None
+            # chunks a processor could not index were recorded before this transaction
+            partial = bool((document.doc_metadata or {}).get("failed_chunks"))
+            document.status = "completed_with_errors" if partial else "completed"
+            if not partial:
+                document.error = None
             document.completed_at = now
             document.segment_count = len(segments)
             document.token_count = sum(s.tokens for s in segments)

@@ -8,7 +8,10 @@
 
 from __future__ import annotations
 
+import csv
 import functools
+import io
+import json
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -21,13 +24,20 @@ from sqlalchemy.orm import Session, sessionmaker
 from zhiku.core.config import Settings
 from zhiku.core.db import DatasetRow, DocumentRow, SegmentRow, make_engine, make_session_factory
 from zhiku.core.db.models import utcnow
-from zhiku.core.documents import Chunk, Hit, Segment
+from zhiku.core.documents import Chunk, Hit, Segment, content_hash, segment_id
 from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, ZhikuError
 from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.index_processors import ChunkFailure, IndexOutcome
+from zhiku.index_processors.qa import renumber
 from zhiku.knowledge_base.dataset_index import DatasetIndex, open_embedding
 from zhiku.knowledge_base.pipeline import Pipeline, PipelineSpec, Stage
 from zhiku.knowledge_base.records import IN_PROGRESS, DocumentInfo
-from zhiku.rerank.types import FusedHit
+from zhiku.providers.embedding import CachedEmbedding
+from zhiku.providers.llm import ChatModel
+from zhiku.rerank.types import FusedHit, RerankModel
+from zhiku.retrieval.multi_path import Merge
+from zhiku.retrieval.service import DatasetRetrieval
+from zhiku.retrieval.types import RetrievalResult, Routing
 
 #: Segments gathered from several documents before one embedding + store write.
 WRITE_BATCH_SEGMENTS = 2048
@@ -44,7 +54,11 @@ class KnowledgeBase:
         self._engine = make_engine(settings.resolved_database_url)
         self._sessions: sessionmaker[Session] = make_session_factory(self._engine)
         self._indexes: dict[str, DatasetIndex] = {}
+        self._embeddings: dict[str, CachedEmbedding] = {}
         self._lock = threading.Lock()
+        self._retrieval: DatasetRetrieval | None = None
+        self._chats: dict[str, ChatModel] = {}
+        self._rerank: RerankModel | None = None
         self._recover_interrupted()
 
     @classmethod
@@ -66,6 +80,12 @@ class KnowledgeBase:
             for index in self._indexes.values():
                 index.close()
             self._indexes.clear()
+            if self._retrieval is not None:
+                self._retrieval.close()
+                self._retrieval = None
+            for chat in self._chats.values():
+                chat.close()
+            self._chats.clear()
         self._engine.dispose()
 
     # -- datasets ------------------------------------------------------------------------------
@@ -82,8 +102,13 @@ class KnowledgeBase:
         user_dict: str | Path | None = None,
         stop_words: Iterable[str] | None = None,
         keyword_count: int | None = None,
+        llm: dict[str, Any] | None = None,
     ) -> Dataset:
-        """Create a dataset. The embedding model is fixed at creation (its vectors fill the store)."""
+        """Create a dataset. The embedding model is fixed at creation (its vectors fill the store).
+
+        ``llm`` overrides the knowledge base's chat model for this dataset's Q&A indexing
+        (keys ``base_url``, ``model``, ``api_key``, ``timeout``, ``max_retries``, ``max_concurrency``).
+        """
         if not name or not name.strip():
             raise InvalidInput("a dataset needs a non-empty name")
         config = _retrieval_config(retrieval)
@@ -110,6 +135,7 @@ class KnowledgeBase:
             process_rule=rule.model_dump(),
             tokenizer_settings=tokenizer_settings,
             doc_form=rule.doc_form,
+            llm_options=dict(llm or {}),
         )
         try:
             with self._sessions.begin() as session:
@@ -145,7 +171,87 @@ class KnowledgeBase:
             if row is not None:
                 session.delete(row)
 
+    # -- retrieval across datasets ---------------------------------------------------------------
+
+    def retrieve(
+        self,
+        query: str,
+        *,
+        datasets: Sequence[str] | None = None,
+        routing: Routing = "multiple",
+        router: str = "embedding",
+        top_k: int | None = None,
+        score_threshold: float | None = None,
+        merge: Merge = "weighted",
+    ) -> RetrievalResult:
+        """Ask several datasets (names or ids; default: all) one question.
+
+        ``routing="single"``: ``router`` (``embedding``, offline; ``function_call`` or ``react``,
+        through the configured chat model) picks one dataset, searched with its own config.
+        ``routing="multiple"``: all are searched in threads and merged (``weighted``,
+        ``reranking_model`` or ``rrf``; see :mod:`zhiku.retrieval.multi_path`).
+        """
+        targets = [self.dataset(name) for name in datasets] if datasets is not None else self.datasets()
+        return self.dataset_retrieval().retrieve(
+            query,
+            targets,
+            routing=routing,
+            router=router,
+            top_k=top_k,
+            score_threshold=score_threshold,
+            merge_by=merge,
+        )
+
+    def search(self, query: str, **options: Any) -> list[Hit]:
+        """The hits of :meth:`retrieve` (same options)."""
+        return self.retrieve(query, **options).hits
+
+    def chat_model(self, override: dict[str, Any] | None = None) -> ChatModel:
+        """The chat model of ``ZHIKU_LLM_*`` settings, fields replaced by ``override`` (a dataset's
+        own ``llm`` options); ConfigError when no endpoint or model is set."""
+        key = json.dumps(override or {}, sort_keys=True, default=str)
+        with self._lock:
+            if key not in self._chats:
+                self._chats[key] = ChatModel.from_settings(self.settings, override)
+            return self._chats[key]
+
+    def rerank_model(self) -> RerankModel | None:
+        """The rerank model named by ``ZHIKU_RERANK_MODEL``, or None."""
+        if self.settings.rerank_model is None:
+            return None
+        with self._lock:
+            if self._rerank is None:
+                from zhiku.providers.rerank import open_rerank_model
+
+                self._rerank = open_rerank_model(self.settings.rerank_model)
+            return self._rerank
+
+    def dataset_retrieval(self) -> DatasetRetrieval:
+        embedding = self.embedding(self.settings.embedding_model, {})
+        with self._lock:
+            if self._retrieval is None:
+                self._retrieval = DatasetRetrieval(
+                    self._sessions,
+                    embedding,
+                    chat_model=self.chat_model,
+                    rerank_model=self.rerank_model,
+                    max_threads=self.settings.search_threads,
+                )
+            return self._retrieval
+
     # -- internals shared with Dataset -----------------------------------------------------------
+
+    def embedding(self, name: str, options: dict[str, Any]) -> CachedEmbedding:
+        """One cached embedding per model and options, shared by datasets and the router, so a
+        query asked of many datasets is embedded once."""
+        with self._lock:
+            return self._embedding_unlocked(name, options)
+
+    def _embedding_unlocked(self, name: str, options: dict[str, Any]) -> CachedEmbedding:
+        key = f"{name}|{sorted(options.items())}"
+        if key not in self._embeddings:
+            self._embeddings[key] = open_embedding(name, options, self._sessions)
+        return self._embeddings[key]
 
     @property
     def sessions(self) -> sessionmaker[Session]:
@@ -162,7 +268,9 @@ class KnowledgeBase:
         with self._lock:
             index = self._indexes.get(dataset_id)
             if index is None:
-                index = DatasetIndex(self.settings, self._sessions, self._row(dataset_id))
+                row = self._row(dataset_id)
+                embedding = self._embedding_unlocked(row.embedding_model, row.embedding_options or {})
+                index = DatasetIndex(self.settings, self._sessions, row, embedding=embedding)
                 self._indexes[dataset_id] = index
                 if dataset_id in self._dirty:
                     index.sweep_orphans()
@@ -232,8 +340,10 @@ class Dataset:
         description: str | None = None,
         retrieval: RetrievalConfig | dict[str, Any] | None = None,
         process_rule: PipelineSpec | dict[str, Any] | None = None,
+        llm: dict[str, Any] | None = None,
     ) -> None:
-        """Change name, description, retrieval config (the method per dataset) or process rule."""
+        """Change name, description, retrieval config (the method per dataset), process rule or
+        chat model options."""
         with self._kb.sessions.begin() as session:
             row = session.get(DatasetRow, self.id)
             if row is None:
@@ -251,6 +361,9 @@ class Dataset:
                     else PipelineSpec.model_validate(process_rule)
                 )
                 row.process_rule = spec.model_dump()
+                row.doc_form = spec.doc_form
+            if llm is not None:
+                row.llm_options = dict(llm)
 
     def stats(self) -> dict[str, Any]:
         with self._kb.sessions() as session:
@@ -365,7 +478,9 @@ class Dataset:
         for done, (name, chunks) in enumerate(documents, start=1):
             document_id = self._new_document(name, source="chunks", status="indexing")
             infos.append(document_id)
-            pending.append((document_id, processor.transform(chunks, document_id)))
+            segments = self._outcome(document_id, processor.transform(chunks, document_id))
+            if segments is not None:
+                pending.append((document_id, segments))
             if sum(len(s) for _, s in pending) >= WRITE_BATCH_SEGMENTS or done == total:
                 self._write(index, pending, timings)
                 pending = []
@@ -375,7 +490,104 @@ class Dataset:
 
     def pipeline(self) -> Pipeline:
         """The pipeline built from this dataset's stored process rule."""
-        return self.process_rule.build()
+        return self.process_rule.build(chat=self.chat_model)
+
+    def chat_model(self) -> ChatModel:
+        """The chat model this dataset's Q&A indexing uses (its ``llm`` options over the defaults)."""
+        return self._kb.chat_model(self._row.llm_options or None)
+
+    # -- Q&A ------------------------------------------------------------------------------------
+
+    def add_qa_pairs(self, name: str, pairs: Sequence[tuple[str, str]]) -> DocumentInfo:
+        """Index question/answer pairs as one document, without any LLM: questions are indexed,
+        answers returned beside them (as in a ``qa_model`` dataset)."""
+        clean = [(q.strip(), a.strip()) for q, a in pairs if q and q.strip() and a and a.strip()]
+        if not clean:
+            raise InvalidInput(f"{name}: no question/answer pair with both parts filled")
+        document_id = self._new_document(name, source="qa_pairs", status="indexing")
+        segments = [
+            Segment(
+                id=segment_id(document_id, position, question),
+                document_id=document_id,
+                position=position,
+                content=question,
+                tokens=0,
+                hash=content_hash(question),
+                answer=answer,
+                metadata={"chunk_position": position, "pair_index": 0},
+            )
+            for position, (question, answer) in enumerate(clean)
+        ]
+        self._write(self._kb._index(self.id), [(document_id, segments)], None)
+        return self.document(document_id)
+
+    def add_qa_csv(self, path: str | Path) -> DocumentInfo:
+        """Import pairs from a CSV file: columns ``question`` and ``answer`` by header, else the
+        first two columns (a first row that reads as a header is skipped). UTF-8 or GB18030."""
+        source = Path(path)
+        raw = source.read_bytes()
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            text = raw.decode("gb18030", errors="strict")
+        rows = [row for row in csv.reader(io.StringIO(text)) if any(cell.strip() for cell in row)]
+        if not rows:
+            raise InvalidInput(f"{source.name}: empty CSV")
+        header = [cell.strip().lower() for cell in rows[0]]
+        if "question" in header and "answer" in header:
+            q, a = header.index("question"), header.index("answer")
+            body = rows[1:]
+        else:
+            q, a = 0, 1
+            body = rows[1:] if header[:2] in (["q", "a"], ["问题", "答案"], ["问", "答"]) else rows
+        too_short = [n for n, row in enumerate(body, start=1) if len(row) <= max(q, a)]
+        if too_short:
+            raise InvalidInput(f"{source.name}: row {too_short[0]} has no answer column")
+        return self.add_qa_pairs(source.name, [(row[q], row[a]) for row in body])
+
+    def retry_document(self, document_id: str) -> DocumentInfo:
+        """Redo what failed: for a document with failed chunks, only those chunks (the pairs
+        already indexed stay); for a document that failed as a whole, the whole file again."""
+        info = self.document(document_id)
+        failed = [ChunkFailure.from_json(item) for item in info.metadata.get("failed_chunks") or []]
+        if not failed:
+            if info.status != "error":
+                raise InvalidInput(f"document {info.name!r} has nothing to retry (status {info.status})")
+            with self._kb.sessions() as session:
+                row = session.get(DocumentRow, document_id)
+                source = Path(row.source) if row is not None else None
+            if source is None or not source.is_file():
+                raise InvalidInput(f"document {info.name!r} cannot be retried: its source file is gone")
+            return self.replace_file(document_id, source)
+        pipeline = self.pipeline()
+        self._set_stage(document_id, "indexing")
+        outcome = pipeline.index_processor.transform([failure.chunk() for failure in failed], document_id)
+        kept = self.segments(document_id)
+        merged = renumber([*kept, *outcome.segments], document_id)
+        segments = self._outcome(document_id, IndexOutcome(merged, outcome.failures))
+        if segments is not None:
+            self._write(self._kb._index(self.id), [(document_id, segments)], None)
+        return self.document(document_id)
+
+    def _outcome(self, document_id: str, outcome: IndexOutcome) -> list[Segment] | None:
+        """Record the chunks a processor could not index on the document (before the write that
+        completes it, so a crash cannot lose them); None when nothing is left to write."""
+        failures = [failure.to_json() for failure in outcome.failures]
+        summary = None
+        if failures:
+            reasons = "; ".join(f"chunk {f['position']}: {f['reason']}" for f in failures[:5])
+            more = f" (and {len(failures) - 5} more)" if len(failures) > 5 else ""
+            summary = f"{len(failures)} chunk(s) not indexed: {reasons}{more}"
+        with self._kb.sessions.begin() as session:
+            row = session.get(DocumentRow, document_id)
+            if row is None:
+                return None
+            row.doc_metadata = {**(row.doc_metadata or {}), "failed_chunks": failures}
+            if outcome.segments:
+                row.error = summary
+                return outcome.segments
+            row.status, row.error, row.error_at = "error", summary or "no segments produced", utcnow()
+            return None
 
     def _new_document(self, name: str, *, source: str, status: str = "waiting", size: int = 0) -> str:
         row = DocumentRow(dataset_id=self.id, name=name[:1024], source=source, status=status, size=size)
@@ -446,7 +658,9 @@ class Dataset:
                 if not chunks:
                     raise InvalidInput(f"{name}: no text left after extraction and cleaning")
                 self._set_stage(document_id, "indexing")
-                pending.append((document_id, pipeline.index_processor.transform(chunks, document_id)))
+                segments = self._outcome(document_id, pipeline.index_processor.transform(chunks, document_id))
+                if segments is not None:
+                    pending.append((document_id, segments))
             except ZhikuError as exc:
                 self._fail([document_id], str(exc))
             except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others

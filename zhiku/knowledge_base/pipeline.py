@@ -16,8 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from zhiku.cleaners import Cleaner, CleanerChain, build_cleaners
 from zhiku.core.documents import Chunk, Document
+from zhiku.core.errors import ConfigError
 from zhiku.extractors import Extractor, extract
 from zhiku.index_processors import IndexProcessor, index_processors
+from zhiku.providers.llm import ChatModel
 from zhiku.splitters import (
     FixedSeparatorSplitter,
     RecursiveSplitter,
@@ -45,8 +47,10 @@ class PipelineSpec(BaseModel):
     chunk_overlap: int = Field(50, ge=0)
     length: str = "cl100k_base"
     doc_form: str = "paragraph"
+    doc_language: Literal["zh", "en"] | None = None
 
-    def build(self) -> Pipeline:
+    def build(self, chat: Callable[[], ChatModel] | None = None) -> Pipeline:
+        """The pipeline; ``chat`` gives the chat model a ``qa_model`` dataset needs."""
         length = (
             TiktokenLength()
             if self.length == "cl100k_base"
@@ -63,8 +67,17 @@ class PipelineSpec(BaseModel):
         return Pipeline(
             cleaners=build_cleaners(self.cleaners),
             splitter=splitter,
-            index_processor=index_processors.create(self.doc_form),
+            index_processor=self._index_processor(chat),
         )
+
+    def _index_processor(self, chat: Callable[[], ChatModel] | None) -> IndexProcessor:
+        if self.doc_form != "qa_model":
+            return index_processors.create(self.doc_form)
+        if chat is None:
+            raise ConfigError(
+                "the qa_model index needs a chat model (set ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL)"
+            )
+        return index_processors.create("qa_model", chat=chat, language=self.doc_language)
 
 
 def _default_splitter() -> TextSplitter:

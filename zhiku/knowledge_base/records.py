@@ -8,7 +8,18 @@ from typing import Any
 
 from zhiku.core.db.models import DocumentRow
 
-DOCUMENT_STATUSES = ("waiting", "parsing", "cleaning", "splitting", "indexing", "completed", "error")
+#: ``completed_with_errors``: served, but some chunks could not be indexed (a Q&A model call
+#: failed); they are listed in the document's ``failed_chunks`` and ``retry`` redoes only them.
+DOCUMENT_STATUSES = (
+    "waiting",
+    "parsing",
+    "cleaning",
+    "splitting",
+    "indexing",
+    "completed",
+    "completed_with_errors",
+    "error",
+)
 IN_PROGRESS = ("parsing", "cleaning", "splitting", "indexing")
 
 

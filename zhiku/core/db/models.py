@@ -48,6 +48,7 @@ class DatasetRow(Base):
     embedding_dim: Mapped[int] = mapped_column(Integer)
     embedding_options: Mapped[dict[str, Any]] = mapped_column(default=dict)
     retrieval_config: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    llm_options: Mapped[dict[str, Any]] = mapped_column(default=dict)
     process_rule: Mapped[dict[str, Any]] = mapped_column(default=dict)
     tokenizer_settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
     doc_form: Mapped[str] = mapped_column(String(32), default="paragraph")
@@ -128,3 +129,45 @@ class EmbeddingCacheRow(Base):
     hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     dim: Mapped[int] = mapped_column(Integer)
     vector: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class DocumentJobRow(Base):
+    """How the HTTP API manages a document: the upload batch, the stored upload and process rule
+    the indexing workers read, and the pause and archive state.
+
+    A table of its own rather than columns of ``documents``, so databases created before the API
+    need no migration (missing tables are created when a knowledge base is opened). A document
+    with a row here and an ``upload`` is queued for the workers while it is ``waiting``.
+    """
+
+    __tablename__ = "document_jobs"
+    __table_args__ = (Index("ix_document_jobs_dataset_batch", "dataset_id", "batch"),)
+
+    document_id: Mapped[str] = mapped_column(
+        ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True
+    )
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
+    batch: Mapped[str | None] = mapped_column(String(32))
+    upload: Mapped[str | None] = mapped_column(Text)
+    process_rule: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    paused_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    archived: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ApiKeyRow(Base):
+    """An HTTP API key: only its sha256 is stored, with a short prefix to recognise it by.
+
+    ``datasets`` lists the dataset ids the key may use; ``None`` means every dataset, and only
+    such a key may create datasets.
+    """
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(255), default="")
+    prefix: Mapped[str] = mapped_column(String(16))
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    datasets: Mapped[list[str] | None] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

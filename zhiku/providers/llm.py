@@ -1,0 +1,304 @@
+"""Chat model behind any OpenAI-compatible ``/v1/chat/completions`` endpoint, plain text or tool calls.
+
+One wire format covers OpenAI, DashScope (compatible mode), DeepSeek, Ollama and vLLM, so Q&A
+indexing and LLM routers need no vendor SDK. A dataset may override the global settings.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import httpx
+from pydantic import SecretStr
+
+from zhiku.core.config import Settings
+from zhiku.core.errors import ConfigError, ModelUnavailable
+from zhiku.core.secrets import Secret
+
+logger = logging.getLogger(__name__)
+N = TypeVar("N", int, float)
+
+RETRY_STATUSES = frozenset({408, 429})  # and every 5xx
+MAX_BACKOFF_S = 8.0
+EXCERPT_CHARS = 300
+TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
+OVERRIDE_KEYS = frozenset(
+    {"base_url", "model", "api_key", "timeout", "max_retries", "max_concurrency", "temperature", "extra_body"}
+)
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A function the model may call; ``parameters`` is its JSON schema."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    def to_wire(self) -> dict[str, Any]:
+        function = {"name": self.name, "description": self.description, "parameters": self.parameters}
+        return {"type": "function", "function": function}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A call the model asked for.
+
+    ``arguments`` is ``{}`` when ``raw_arguments`` is not a JSON object: models do emit broken
+    JSON, and only the caller knows whether to repair it, ask again or give up.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    raw_arguments: str
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """The first choice of an answer; ``content`` is ``""`` when the model only called tools."""
+
+    content: str
+    tool_calls: list[ToolCall]
+    finish_reason: str | None
+
+
+class ChatModel:
+    """POSTs chat completions to ``{base_url}/chat/completions`` (``base_url`` ends in ``/v1``).
+
+    Thread-safe: one HTTP client is shared and at most ``max_concurrency`` requests are in
+    flight at once, so a pool of indexing workers cannot flood a rate-limited endpoint.
+    Connection errors, timeouts, 408, 429 and 5xx are retried ``max_retries`` times with
+    exponential backoff from ``retry_backoff`` seconds (or the server's ``Retry-After``); any
+    other failure or an answer without ``choices[0].message`` raises :class:`ModelUnavailable`.
+    ``extra_body`` is merged last into every request for vendor options (e.g.
+    ``{"enable_thinking": False}``). ``timeout`` is in seconds per request. Call :meth:`close`
+    when done, or use the model as a context manager.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: Secret | str | None = None,
+        *,
+        timeout: float = 60,
+        max_retries: int = 3,
+        retry_backoff: float = 1.0,
+        max_concurrency: int = 4,
+        temperature: float = 0.0,
+        extra_body: dict[str, Any] | None = None,
+    ) -> None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(f"chat model base_url must be an http(s) URL ending in /v1, got {base_url!r}")
+        if timeout <= 0 or max_retries < 0 or max_concurrency < 1:
+            raise ConfigError(
+                "chat model needs timeout > 0, max_retries >= 0 and max_concurrency >= 1, got "
+                f"{timeout}, {max_retries} and {max_concurrency}"
+            )
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model = model
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.retry_backoff = retry_backoff
+        self.temperature = temperature
+        self.extra_body = dict(extra_body or {})
+        self.name: str = f"{model}@{parts.hostname}{f':{parts.port}' if parts.port else ''}"
+        self._api_key = Secret(api_key) if isinstance(api_key, str) else api_key
+        self._slots = threading.BoundedSemaphore(max_concurrency)
+        headers = {"Authorization": f"Bearer {self._api_key.reveal()}"} if self._api_key else {}
+        limits = httpx.Limits(max_connections=max_concurrency, max_keepalive_connections=max_concurrency)
+        self._client = httpx.Client(timeout=timeout, headers=headers, limits=limits)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, override: Mapping[str, Any] | None = None) -> ChatModel:
+        """The global ``llm_*`` settings, with a dataset's own options (``override``) winning field by field.
+
+        Override keys: ``base_url``, ``model``, ``api_key``, ``timeout``, ``max_retries``,
+        ``max_concurrency``, ``temperature``, ``extra_body``; a ``None`` value keeps the setting.
+        """
+        options = {key: value for key, value in (override or {}).items() if value is not None}
+        unknown = sorted(set(options) - OVERRIDE_KEYS)
+        if unknown:
+            raise ConfigError(f"unknown LLM option(s) {unknown}; known options: {sorted(OVERRIDE_KEYS)}")
+        base_url = options.get("base_url", settings.llm_base_url)
+        model = options.get("model", settings.llm_model)
+        missing = [
+            f"ZHIKU_LLM_{field.upper()} (llm_{field} in zhiku.toml)"
+            for field, value in (("base_url", base_url), ("model", model))
+            if not value
+        ]
+        if missing:
+            raise ConfigError(f"no chat model configured: set {' and '.join(missing)}")
+        extra_body = options.get("extra_body", {})
+        if not isinstance(extra_body, Mapping):
+            raise ConfigError(f"LLM option extra_body must be a mapping, got {type(extra_body).__name__}")
+        return cls(
+            str(base_url),
+            str(model),
+            _as_secret(options.get("api_key", settings.llm_api_key)),
+            timeout=_number(options, "timeout", settings.llm_timeout, float),
+            max_retries=_number(options, "max_retries", settings.llm_max_retries, int),
+            max_concurrency=_number(options, "max_concurrency", settings.llm_max_concurrency, int),
+            temperature=_number(options, "temperature", 0.0, float),
+            extra_body=dict(extra_body),
+        )
+
+    def __repr__(self) -> str:
+        return f"ChatModel(url={self.url!r}, model={self.model!r})"
+
+    def __enter__(self) -> ChatModel:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def chat(
+        self,
+        messages: Sequence[dict[str, Any]],
+        *,
+        tools: Sequence[Tool] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> ChatResult:
+        """One completion of ``messages``.
+
+        ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"``, a wire-format dict, or the
+        name of one of ``tools`` to force that tool.
+        """
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": list(messages),
+            "temperature": self.temperature,
+        }
+        if max_tokens is not None:
+            payload["max_tokens"] = max_tokens
+        if tools:
+            payload["tools"] = [tool.to_wire() for tool in tools]
+        if isinstance(tool_choice, str) and tool_choice not in TOOL_CHOICE_MODES:
+            payload["tool_choice"] = {"type": "function", "function": {"name": tool_choice}}
+        elif tool_choice is not None:
+            payload["tool_choice"] = tool_choice
+        payload.update(self.extra_body)
+        response = self._post(payload)
+        try:
+            return _read_answer(response.json())
+        except (ValueError, LookupError, TypeError) as exc:
+            raise ModelUnavailable(
+                f"chat endpoint {self.url} sent an unexpected answer ({type(exc).__name__}: {exc}): "
+                f"{self._excerpt(response.text)}"
+            ) from exc
+
+    def complete(self, prompt: str, *, system: str | None = None, max_tokens: int | None = None) -> str:
+        """The text answer to a single user ``prompt``, after an optional ``system`` message."""
+        messages = [{"role": "system", "content": system}] if system else []
+        messages.append({"role": "user", "content": prompt})
+        return self.chat(messages, max_tokens=max_tokens).content
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _post(self, payload: dict[str, Any]) -> httpx.Response:
+        attempt = 0
+        while True:
+            response: httpx.Response | None = None
+            cause: Exception | None = None
+            try:
+                with self._slots:
+                    response = self._client.post(self.url, json=payload)
+            except httpx.TimeoutException as exc:
+                failure, cause = f"did not answer within {self.timeout:g} s", exc
+            except httpx.TransportError as exc:
+                failure, cause = f"is unreachable ({exc})", exc
+            else:
+                if response.is_success:
+                    return response
+                status = response.status_code
+                failure = f"answered {status}: {self._excerpt(response.text)}"
+                if status < 500 and status not in RETRY_STATUSES:
+                    raise ModelUnavailable(f"chat endpoint {self.url} {failure}")
+            if attempt >= self.max_retries:
+                raise ModelUnavailable(
+                    f"chat endpoint {self.url} {failure} (after {attempt + 1} tries)"
+                ) from cause
+            delay = self._backoff(attempt, response)
+            logger.warning(
+                "chat endpoint %s %s; retry %d/%d in %.1f s",
+                self.url,
+                failure,
+                attempt + 1,
+                self.max_retries,
+                delay,
+            )
+            time.sleep(delay)
+            attempt += 1
+
+    def _backoff(self, attempt: int, response: httpx.Response | None) -> float:
+        retry_after = response.headers.get("retry-after") if response is not None else None
+        if retry_after is not None:
+            try:
+                return min(max(float(retry_after), 0.0), MAX_BACKOFF_S)
+            except ValueError:
+                pass
+        return float(min(self.retry_backoff * 2**attempt, MAX_BACKOFF_S))
+
+    def _excerpt(self, body: str) -> str:
+        text = " ".join(body.split())[:EXCERPT_CHARS]
+        return text.replace(self._api_key.reveal(), "***") if self._api_key else text
+
+
+def _read_answer(data: Any) -> ChatResult:
+    """The first choice of a chat-completions body; raises LookupError/TypeError when it has none."""
+    choice = data["choices"][0]
+    message = choice["message"]
+    if not isinstance(message, dict):
+        raise TypeError(f"choices[0].message is {type(message).__name__}, not an object")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise TypeError(f"choices[0].message.content is {type(content).__name__}, not a string")
+    calls = message.get("tool_calls") or []
+    if not calls and isinstance(message.get("function_call"), dict):  # the pre-tools wire format
+        calls = [{"function": message["function_call"]}]
+    if not isinstance(calls, list):
+        raise TypeError(f"choices[0].message.tool_calls is {type(calls).__name__}, not a list")
+    tool_calls = [_read_tool_call(call, index) for index, call in enumerate(calls)]
+    return ChatResult(content or "", tool_calls, choice.get("finish_reason"))
+
+
+def _read_tool_call(call: dict[str, Any], index: int) -> ToolCall:
+    function = call["function"]
+    name = function["name"]
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"tool call {index} has no function name")
+    call_id = str(call.get("id") or f"call_{index}")
+    raw = function.get("arguments")
+    if isinstance(raw, dict):  # some servers send the object itself instead of its JSON text
+        return ToolCall(call_id, name, raw, json.dumps(raw, ensure_ascii=False))
+    raw = raw if isinstance(raw, str) else ""
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        parsed = None
+    return ToolCall(call_id, name, parsed if isinstance(parsed, dict) else {}, raw)
+
+
+def _as_secret(value: Secret | SecretStr | str | None) -> Secret | None:
+    if isinstance(value, SecretStr):
+        return Secret(value.get_secret_value())
+    return Secret(value) if isinstance(value, str) else value
+
+
+def _number(options: Mapping[str, Any], key: str, default: N, kind: Callable[[Any], N]) -> N:
+    value = options.get(key, default)
+    try:
+        return kind(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"LLM option {key} must be a number, got {value!r}") from exc

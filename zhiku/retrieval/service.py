@@ -1,0 +1,156 @@
+"""Retrieval across datasets: N-choose-1 routing or multi-path search and merge."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from zhiku.core.documents import Hit
+from zhiku.core.errors import ConfigError, ZhikuError
+from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.providers.embedding import CachedEmbedding
+from zhiku.providers.llm import ChatModel
+from zhiku.rerank.types import RerankModel
+from zhiku.retrieval.multi_path import Merge, dataset_weights, merge
+from zhiku.retrieval.profiles import load_profiles
+from zhiku.retrieval.routers import ROUTERS, EmbeddingRouter, FunctionCallRouter, ReactRouter
+from zhiku.retrieval.types import RetrievalResult, Router, Routing
+
+logger = logging.getLogger(__name__)
+
+
+class SearchTarget(Protocol):
+    """A dataset as retrieval sees it (``zhiku.knowledge_base.Dataset`` is one)."""
+
+    id: str
+
+    @property
+    def retrieval(self) -> RetrievalConfig: ...
+
+    def search_with(self, query: str, config: RetrievalConfig) -> list[Hit]: ...
+
+
+class DatasetRetrieval:
+    """Routes a query to one dataset, or searches many in threads and merges their hits.
+
+    ``chat_model`` and ``rerank_model`` are called only when an LLM router or a model merge is
+    asked for, so a knowledge base without them configured works fully offline.
+    """
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        embedding: CachedEmbedding,
+        *,
+        chat_model: Callable[[], ChatModel],
+        rerank_model: Callable[[], RerankModel | None],
+        max_threads: int = 8,
+    ) -> None:
+        self._sessions = sessions
+        self._embedding_router = EmbeddingRouter(embedding)
+        self._chat_model = chat_model
+        self._rerank_model = rerank_model
+        self._pool = ThreadPoolExecutor(max_workers=max_threads, thread_name_prefix="zhiku-datasets")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+    def router(self, name: str) -> Router:
+        if name == "embedding":
+            return self._embedding_router
+        if name == "function_call":
+            return FunctionCallRouter(self._chat_model(), self._embedding_router)
+        if name == "react":
+            return ReactRouter(self._chat_model(), self._embedding_router)
+        raise ConfigError(f"unknown router {name!r}; known: {', '.join(ROUTERS)}")
+
+    def retrieve(
+        self,
+        query: str,
+        targets: Sequence[SearchTarget],
+        *,
+        routing: Routing = "multiple",
+        router: str = "embedding",
+        top_k: int | None = None,
+        score_threshold: float | None = None,
+        merge_by: Merge = "weighted",
+    ) -> RetrievalResult:
+        """``single``: the router picks one dataset, searched with its own config (``top_k`` and
+        ``score_threshold`` override it when given). ``multiple``: every dataset is searched with
+        its own config in its own thread, the hits merged (see :mod:`zhiku.retrieval.multi_path`),
+        then ``score_threshold`` applies to the merged score and ``top_k`` (default: the largest
+        of the datasets' own) cuts."""
+        if routing == "single":
+            return self._single(query, targets, router, top_k, score_threshold)
+        if routing == "multiple":
+            return self._multiple(query, targets, top_k, score_threshold, merge_by)
+        raise ConfigError(f"unknown routing {routing!r}; use 'single' or 'multiple'")
+
+    def _single(
+        self,
+        query: str,
+        targets: Sequence[SearchTarget],
+        router_name: str,
+        top_k: int | None,
+        score_threshold: float | None,
+    ) -> RetrievalResult:
+        chosen_router = self.router(router_name)
+        profiles = load_profiles(self._sessions, [target.id for target in targets])
+        decision = chosen_router.choose(query, profiles) if query.strip() else None
+        if decision is None or decision.dataset_id is None:
+            note = decision.note if decision else "empty query"
+            return RetrievalResult([], [], "single", router=router_name, note=note)
+        target = next(t for t in targets if t.id == decision.dataset_id)
+        override: dict[str, object] = {}
+        if top_k is not None:
+            override["top_k"] = top_k
+        if score_threshold is not None:
+            override["score_threshold"] = score_threshold
+        hits = target.search_with(query, target.retrieval.merged(override))
+        return RetrievalResult(hits, [target.id], "single", router=router_name, note=decision.note)
+
+    def _multiple(
+        self,
+        query: str,
+        targets: Sequence[SearchTarget],
+        top_k: int | None,
+        score_threshold: float | None,
+        merge_by: Merge,
+    ) -> RetrievalResult:
+        ids = [target.id for target in targets]
+        if not targets or not query.strip():
+            return RetrievalResult([], ids, "multiple")
+        k = top_k or max(target.retrieval.top_k for target in targets)
+        rerank_model = self._rerank_model() if merge_by == "reranking_model" else None
+        if merge_by == "reranking_model" and rerank_model is None:
+            raise ConfigError("multi-path merge 'reranking_model' needs a rerank model (ZHIKU_RERANK_MODEL)")
+        futures = {
+            target.id: self._pool.submit(target.search_with, query, target.retrieval.merged({"top_k": k}))
+            for target in targets
+        }
+        per_dataset: dict[str, list[Hit]] = {}
+        failed: dict[str, Exception] = {}
+        for dataset_id, future in futures.items():
+            try:
+                per_dataset[dataset_id] = future.result()
+            except ZhikuError as exc:
+                failed[dataset_id] = exc
+        if failed and not per_dataset:
+            raise next(iter(failed.values()))
+        note = None
+        if failed:
+            for dataset_id, error in failed.items():
+                logger.warning("dataset %s failed in multi-path retrieval: %s", dataset_id, error)
+            note = "not searched (failed): " + "; ".join(f"{d}: {e}" for d, e in failed.items())
+        weights = None
+        if merge_by == "weighted" and len(per_dataset) > 1:
+            profiles = load_profiles(self._sessions, list(per_dataset))
+            weights = dataset_weights(self._embedding_router.scores(query, profiles))
+        hits = merge(query, per_dataset, merge_by, weights=weights, rerank_model=rerank_model)
+        if score_threshold is not None:
+            hits = [hit for hit in hits if hit.score >= score_threshold]
+        return RetrievalResult(hits[:k], ids, "multiple", note=note)
