@@ -1,0 +1,84 @@
+"""Multi-path retrieval: every dataset searched, hits merged once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from zhiku import KnowledgeBase
+from zhiku.core.documents import Hit
+from zhiku.core.errors import ConfigError
+from zhiku.retrieval.multi_path import dataset_weights, merge_reranked, merge_rrf, merge_weighted
+
+
+def hit(dataset: str, content: str, score: float) -> Hit:
+    return Hit(segment_id=f"{dataset}-{content}", score=score, content=content, dataset_id=dataset)
+
+
+def test_weighted_merge_normalises_each_dataset_then_weighs_its_fit() -> None:
+    per_dataset = {
+        "a": [hit("a", "a1", 0.9), hit("a", "a2", 0.45)],
+        "b": [hit("b", "b1", 30.0), hit("b", "b2", 15.0)],  # raw BM25 scale: not comparable with a's
+    }
+    merged = merge_weighted(per_dataset, {"a": 1.0, "b": 0.25})
+    assert [h.content for h in merged] == ["a1", "a2", "b1", "b2"]
+    assert [round(h.score, 3) for h in merged] == [1.0, 0.5, 0.25, 0.125]
+
+
+def test_dataset_weights_are_relative_to_the_best_fit() -> None:
+    weights = dataset_weights({"a": 0.80, "b": 0.78, "c": 0.60}, temperature=0.02)
+    assert weights["a"] == 1.0
+    assert 0.3 < weights["b"] < 0.4
+    assert weights["c"] < 1e-4
+
+
+def test_duplicates_across_datasets_are_kept_once_with_the_best_score() -> None:
+    merged = merge_rrf({"a": [hit("a", "same", 1.0)], "b": [hit("b", "other", 1.0), hit("b", "same", 0.5)]})
+    assert sorted(h.content for h in merged) == ["other", "same"]
+    assert next(h for h in merged if h.content == "same").dataset_id == "a"
+
+
+class LengthModel:
+    """Scores longer texts higher: enough to see that every candidate is re-scored."""
+
+    name = "length"
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        return [float(len(text)) for text in texts]
+
+
+def test_reranked_merge_rescores_every_candidate_and_reads_qa_answers() -> None:
+    qa = Hit(segment_id="q", score=0.1, content="Q?", answer="a long answer indeed", dataset_id="b")
+    merged = merge_reranked("x", {"a": [hit("a", "short", 0.9)], "b": [qa]}, LengthModel())
+    assert [h.segment_id for h in merged] == ["q", "a-short"]
+    assert merged[0].score == float(len("Q?\na long answer indeed"))
+
+
+def test_multiple_routing_searches_all_and_ranks_the_fitting_dataset_first(routed_kb: KnowledgeBase) -> None:
+    result = routed_kb.retrieve("Which planet is the largest?", routing="multiple", top_k=4)
+    names = {dataset.id: dataset.name for dataset in routed_kb.datasets()}
+    assert set(result.datasets) == set(names)
+    assert names[result.hits[0].dataset_id] == "astronomy"
+    assert "Jupiter" in result.hits[0].content
+    assert len(result.hits) == 4
+    scores = [h.score for h in result.hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_multiple_routing_threshold_rrf_and_model_merge(routed_kb: KnowledgeBase) -> None:
+    strict = routed_kb.retrieve("Which planet is the largest?", score_threshold=0.99)
+    assert strict.hits and all(h.score >= 0.99 for h in strict.hits)
+    rrf = routed_kb.retrieve("overtime pay", merge="rrf", top_k=3)
+    assert len(rrf.hits) == 3
+    with pytest.raises(ConfigError, match="rerank model"):
+        routed_kb.retrieve("overtime pay", merge="reranking_model")
+
+
+def test_named_datasets_only_and_unknown_dataset(routed_kb: KnowledgeBase) -> None:
+    result = routed_kb.retrieve("tea", datasets=["payroll", "astronomy"])
+    names = {dataset.id: dataset.name for dataset in routed_kb.datasets()}
+    assert {names[h.dataset_id] for h in result.hits} <= {"payroll", "astronomy"}
+    with pytest.raises(Exception, match="no dataset"):
+        routed_kb.retrieve("tea", datasets=["nope"])
+    assert routed_kb.retrieve("   ").hits == []
