@@ -47,6 +47,9 @@ class Settings(BaseModel):
     llm_max_concurrency: int = Field(4, ge=1)
     # Rerank model used by ``reranking_model`` fusion and multi-path merging when none is named.
     rerank_model: str | None = None
+    rerank_base_url: str | None = None  # for ``http:<model>`` rerank specs
+    rerank_api_key: SecretStr | None = None
+    rerank_style: Literal["cohere", "jina", "tei", "dashscope"] = "cohere"
     # HTTP API
     api_host: str = "127.0.0.1"
     api_port: int = Field(5001, ge=0, le=65535)

@@ -91,21 +91,24 @@ class RetrievalService:
             max_workers=max(1, len(self._channels) - 1), thread_name_prefix="zhiku-retrieve"
         )
 
-    def retrieve(self, query: str, config: RetrievalConfig) -> list[FusedHit]:
+    def retrieve(
+        self, query: str, config: RetrievalConfig, *, rerank_model: RerankModel | None = None
+    ) -> list[FusedHit]:
         """The fused hits, best first (or odd/even reordered). Empty query → []."""
-        return self.retrieve_with_timings(query, config)[0]
+        return self.retrieve_with_timings(query, config, rerank_model=rerank_model)[0]
 
     def retrieve_with_timings(
-        self, query: str, config: RetrievalConfig
+        self, query: str, config: RetrievalConfig, *, rerank_model: RerankModel | None = None
     ) -> tuple[list[FusedHit], dict[str, float]]:
         """The hits and, per channel that answered, its search time in milliseconds.
 
-        Raises ConfigError if the config asks for a channel this dataset lacks, or for
-        ``reranking_model`` without a (matching) model or ``live_segments``; ChannelError if
-        every channel fails.
+        ``rerank_model`` (for this call) takes the place of the service's own. Raises ConfigError
+        if the config asks for a channel this dataset lacks, or for ``reranking_model`` without a
+        (matching) model or ``live_segments``; ChannelError if every channel fails.
         """
         channels = config.channels
-        self._check(config, channels)
+        model = rerank_model or self._rerank_model
+        self._check(config, channels, model)
         if not query.strip():
             return [], {}
         found, timings = self._search(query, channels, config.effective_recall_k)
@@ -115,7 +118,7 @@ class RetrievalService:
                 ch: [(sid, s) for sid, s in hits if sid in texts] for ch, hits in found.items()
             }
         hits = cut(
-            self._fuse(query, found, texts or {}, config), score_threshold=config.score_threshold
+            self._fuse(query, found, texts or {}, config, model), score_threshold=config.score_threshold
         )
         return (reorder(hits) if config.reorder else hits), timings
 
@@ -130,7 +133,9 @@ class RetrievalService:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _check(self, config: RetrievalConfig, channels: Sequence[Channel]) -> None:
+    def _check(
+        self, config: RetrievalConfig, channels: Sequence[Channel], model: RerankModel | None
+    ) -> None:
         missing = [ch for ch in channels if ch not in self._channels]
         if missing:
             raise ConfigError(
@@ -140,13 +145,10 @@ class RetrievalService:
         if config.reranking.mode != "reranking_model":
             return
         wanted = config.reranking.model
-        if self._rerank_model is None:
+        if model is None:
             raise ConfigError(f"reranking_model needs a rerank model ({wanted or 'none named'})")
-        if wanted is not None and wanted != self._rerank_model.name:
-            raise ConfigError(
-                f"the config asks for rerank model {wanted!r}, "
-                f"the service has {self._rerank_model.name!r}"
-            )
+        if wanted is not None and wanted != model.name:
+            raise ConfigError(f"the config asks for rerank model {wanted!r}, the service has {model.name!r}")
         if self._live_segments is None:
             raise ConfigError("reranking_model needs live_segments to supply segment texts")
 
@@ -199,11 +201,12 @@ class RetrievalService:
         found: Mapping[str, _Ranked],
         texts: Mapping[str, str],
         config: RetrievalConfig,
+        model: RerankModel | None,
     ) -> list[FusedHit]:
         reranking, top_n = config.reranking, config.top_k
         if reranking.mode == "reranking_model":
-            assert self._rerank_model is not None  # guaranteed by _check
-            return rerank_with_model(query, found, texts, self._rerank_model, top_n=top_n)
+            assert model is not None  # guaranteed by _check
+            return rerank_with_model(query, found, texts, model, top_n=top_n)
         if len(found) == 1 or reranking.mode == "none":
             return max_score(found, top_n=top_n)
         weights: dict[str, float] = {ch: w for ch, w in reranking.weights.items()}
