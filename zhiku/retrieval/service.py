@@ -16,7 +16,7 @@ from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel
 from zhiku.rerank.types import RerankModel
 from zhiku.retrieval.multi_path import Merge, dataset_weights, merge
-from zhiku.retrieval.profiles import load_profiles
+from zhiku.retrieval.profiles import ProfileCache
 from zhiku.retrieval.routers import ROUTERS, EmbeddingRouter, FunctionCallRouter, ReactRouter
 from zhiku.retrieval.types import RetrievalResult, Router, Routing
 
@@ -50,7 +50,7 @@ class DatasetRetrieval:
         rerank_model: Callable[[], RerankModel | None],
         max_threads: int = 8,
     ) -> None:
-        self._sessions = sessions
+        self._profiles = ProfileCache(sessions)
         self._embedding_router = EmbeddingRouter(embedding)
         self._chat_model = chat_model
         self._rerank_model = rerank_model
@@ -99,7 +99,7 @@ class DatasetRetrieval:
         score_threshold: float | None,
     ) -> RetrievalResult:
         chosen_router = self.router(router_name)
-        profiles = load_profiles(self._sessions, [target.id for target in targets])
+        profiles = self._profiles.profiles([target.id for target in targets])
         decision = chosen_router.choose(query, profiles) if query.strip() else None
         if decision is None or decision.dataset_id is None:
             note = decision.note if decision else "empty query"
@@ -124,12 +124,13 @@ class DatasetRetrieval:
         ids = [target.id for target in targets]
         if not targets or not query.strip():
             return RetrievalResult([], ids, "multiple")
-        k = top_k or max(target.retrieval.top_k for target in targets)
+        configs = {target.id: target.retrieval for target in targets}
+        k = top_k or max(config.top_k for config in configs.values())
         rerank_model = self._rerank_model() if merge_by == "reranking_model" else None
         if merge_by == "reranking_model" and rerank_model is None:
             raise ConfigError("multi-path merge 'reranking_model' needs a rerank model (ZHIKU_RERANK_MODEL)")
         futures = {
-            target.id: self._pool.submit(target.search_with, query, target.retrieval.merged({"top_k": k}))
+            target.id: self._pool.submit(target.search_with, query, configs[target.id].merged({"top_k": k}))
             for target in targets
         }
         per_dataset: dict[str, list[Hit]] = {}
@@ -148,7 +149,7 @@ class DatasetRetrieval:
             note = "not searched (failed): " + "; ".join(f"{d}: {e}" for d, e in failed.items())
         weights = None
         if merge_by == "weighted" and len(per_dataset) > 1:
-            profiles = load_profiles(self._sessions, list(per_dataset))
+            profiles = self._profiles.profiles(list(per_dataset))
             weights = dataset_weights(self._embedding_router.scores(query, profiles))
         hits = merge(query, per_dataset, merge_by, weights=weights, rerank_model=rerank_model)
         if score_threshold is not None:
