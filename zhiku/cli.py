@@ -7,13 +7,18 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from zhiku.core.errors import ZhikuError
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.knowledge_base import KnowledgeBase
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from zhiku.api.keys import ApiKeys
 
 SEARCH_METHODS = {
     "semantic": "semantic_search",
@@ -471,6 +476,106 @@ def bench(ctx: click.Context, segments: int, queries: int, as_json: bool) -> Non
         raise click.ClickException(str(exc)) from exc
     if as_json:
         click.echo(json.dumps(result))
+
+
+@main.command()
+@click.option("--host", default=None, help="Address to listen on (default: setting api_host, 127.0.0.1).")
+@click.option("--port", type=int, default=None, help="Port (default: setting api_port, 5001; 0 picks one).")
+@click.option("--threads", type=int, default=8, show_default=True, help="Request threads.")
+@click.option("--workers", type=int, default=None, help="Indexing threads (default: indexing_workers).")
+@click.pass_context
+def serve(ctx: click.Context, host: str | None, port: int | None, threads: int, workers: int | None) -> None:
+    """Serve the HTTP API (waitress) with background indexing; needs an API key (zhiku apikey create)."""
+    from zhiku.api.serve import serve as run_server
+    from zhiku.core.config import Settings
+
+    try:
+        settings = Settings.load(ctx.obj["home"], indexing_workers=workers)
+        run_server(
+            settings,
+            host=host or settings.api_host,
+            port=settings.api_port if port is None else port,
+            threads=threads,
+            echo=click.echo,
+        )
+    except ZhikuError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+@contextmanager
+def _api_keys(ctx: click.Context) -> Iterator[tuple[ApiKeys, sessionmaker[Session]]]:
+    """The key store and sessions of the database alone: key commands work while a server holds
+    the stores, and never touch documents being indexed."""
+    from zhiku.api.keys import ApiKeys
+    from zhiku.core.config import Settings
+    from zhiku.core.db import make_engine, make_session_factory
+
+    settings = Settings.load(ctx.obj["home"])
+    settings.home.mkdir(parents=True, exist_ok=True)
+    engine = make_engine(settings.resolved_database_url)
+    sessions = make_session_factory(engine)
+    try:
+        yield ApiKeys(sessions), sessions
+    except ZhikuError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        engine.dispose()
+
+
+@main.group()
+def apikey() -> None:
+    """Create, list and revoke HTTP API keys."""
+
+
+@apikey.command("create")
+@click.option("--name", default="", help="A label to recognise the key by.")
+@click.option(
+    "--dataset", "datasets", multiple=True, help="Limit the key to this dataset (name or id; repeatable)."
+)
+@click.pass_context
+def apikey_create(ctx: click.Context, name: str, datasets: tuple[str, ...]) -> None:
+    """Create a key and print it once (only its hash is stored)."""
+    from sqlalchemy import or_, select
+
+    from zhiku.core.db import DatasetRow
+
+    with _api_keys(ctx) as (keys, sessions):
+        scope: list[str] | None = None
+        if datasets:
+            scope = []
+            with sessions() as session:
+                for wanted in datasets:
+                    found = session.scalar(
+                        select(DatasetRow.id).where(or_(DatasetRow.id == wanted, DatasetRow.name == wanted))
+                    )
+                    if found is None:
+                        raise click.ClickException(f"no dataset {wanted!r}")
+                    scope.append(found)
+        key, secret = keys.create(name=name, datasets=scope)
+        click.echo(secret)
+        where = f"datasets {', '.join(scope)}" if scope else "all datasets"
+        click.echo(f"key {key.id} ({key.prefix}...) for {where}; it is not shown again", err=True)
+
+
+@apikey.command("list")
+@click.pass_context
+def apikey_list(ctx: click.Context) -> None:
+    """List keys (prefix, scope, state); secrets are never shown."""
+    with _api_keys(ctx) as (keys, _):
+        for key in keys.stored():
+            scope = ",".join(key.datasets) if key.datasets is not None else "all"
+            state = "revoked" if key.revoked_at else "active"
+            click.echo(f"{key.id}\t{key.prefix}...\t{state}\t{scope}\t{key.name}")
+
+
+@apikey.command("revoke")
+@click.argument("key")
+@click.pass_context
+def apikey_revoke(ctx: click.Context, key: str) -> None:
+    """Revoke a key by id or prefix."""
+    with _api_keys(ctx) as (keys, _):
+        revoked = keys.revoke(key)
+        click.echo(f"revoked {revoked.id} ({revoked.prefix}...)")
 
 
 @main.command()

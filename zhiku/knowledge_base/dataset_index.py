@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.config import Settings
@@ -31,6 +32,7 @@ from zhiku.core.errors import ConfigError
 from zhiku.datasource.fulltext import open_fulltext_store
 from zhiku.datasource.fulltext.base import FullTextStore, TextRecord
 from zhiku.datasource.keyword import KeywordExtractor, KeywordStore
+from zhiku.datasource.keyword.extraction import idf
 from zhiku.datasource.retrieval_service import RetrievalService
 from zhiku.datasource.tokenizer import Tokenizer
 from zhiku.datasource.vector import open_vector_store
@@ -262,6 +264,101 @@ class DatasetIndex:
                 self.fulltext.delete_document(document_id)
             self.vector.flush()
             self.fulltext.flush()
+
+    # -- single segments (edits through the HTTP API) ----------------------------------------
+
+    def write_segments(self, segments: Sequence[Segment]) -> None:
+        """Index these segments (new, or changed) without touching the rest of their documents.
+
+        Keywords a segment carries are indexed as given, each tokenized as queries are; a segment
+        without keywords gets extracted ones. Points are upserted first, then rows, postings and
+        the documents' counts change in one transaction. A segment id keeps its row, so a crash
+        between the two leaves its previous row served beside its new point until it is written
+        again; other segments are never affected.
+        """
+        with self._write_lock:
+            vectors = self.embedding.embed_documents([s.content for s in segments])
+            token_lists = [self.tokenizer.tokenize(s.content) for s in segments]
+            postings: list[tuple[str, list[tuple[str, float]]]] = []
+            for segment, tokens in zip(segments, token_lists, strict=True):
+                extracted = self.keyword_extractor.from_tokens(tokens)
+                if segment.keywords:
+                    postings.append((segment.id, self._given_keywords(segment.keywords, tokens, extracted)))
+                else:
+                    segment.keywords = [word for word, _ in extracted]
+                    postings.append((segment.id, extracted))
+            self.vector.upsert(
+                [
+                    VectorRecord(id=s.id, vector=vectors[i], document_id=s.document_id, enabled=s.enabled)
+                    for i, s in enumerate(segments)
+                ]
+            )
+            self.fulltext.upsert(
+                [
+                    TextRecord(id=s.id, tokens=token_lists[i], document_id=s.document_id, enabled=s.enabled)
+                    for i, s in enumerate(segments)
+                ]
+            )
+            ids = [s.id for s in segments]
+            with self._sessions.begin() as session:
+                existing = set(session.scalars(select(SegmentRow.id).where(SegmentRow.id.in_(ids))))
+                self.keywords.delete_segments(session, ids)
+                for segment in segments:
+                    row = self._row(segment)
+                    if segment.id in existing:
+                        for key in ("id", "dataset_id", "document_id"):
+                            row.pop(key)
+                        session.execute(update(SegmentRow).where(SegmentRow.id == segment.id).values(**row))
+                    else:
+                        session.execute(insert(SegmentRow), [row])
+                self.keywords.add(session, postings)
+                self._recount(session, {s.document_id for s in segments})
+            self.vector.flush()
+            self.fulltext.flush()
+
+    def delete_segments(self, segment_ids: Sequence[str]) -> None:
+        """Remove segments: rows and postings first (they stop being served), then the points."""
+        with self._write_lock:
+            with self._sessions.begin() as session:
+                documents = set(
+                    session.scalars(select(SegmentRow.document_id).where(SegmentRow.id.in_(list(segment_ids))))
+                )
+                self.keywords.delete_segments(session, segment_ids)
+                session.execute(delete(SegmentRow).where(SegmentRow.id.in_(list(segment_ids))))
+                self._recount(session, documents)
+            self.vector.delete(segment_ids)
+            self.fulltext.delete(segment_ids)
+            self.vector.flush()
+            self.fulltext.flush()
+
+    def _given_keywords(
+        self, keywords: Sequence[str], tokens: Sequence[str], extracted: Sequence[tuple[str, float]]
+    ) -> list[tuple[str, float]]:
+        """Posting weights for keywords a user chose: the extracted TF-IDF weight where there is
+        one, else TF-IDF counting the keyword at least once (it may not occur in the text)."""
+        known = dict(extracted)
+        counts = Counter(tokens)
+        total = max(1, len(tokens))
+        weights: dict[str, float] = {}
+        for phrase in keywords:
+            for word in self.tokenizer.tokenize(phrase) or [phrase.strip().lower()]:
+                if word:
+                    weights[word] = known.get(word) or max(counts[word], 1) / total * idf(word)
+        return list(weights.items())
+
+    @staticmethod
+    def _recount(session: Session, document_ids: set[str]) -> None:
+        for document_id in document_ids:
+            count, tokens = session.execute(
+                select(func.count(), func.coalesce(func.sum(SegmentRow.tokens), 0)).where(
+                    SegmentRow.document_id == document_id
+                )
+            ).one()
+            session.execute(
+                update(DocumentRow)
+                .where(DocumentRow.id == document_id)
+                .values(segment_count=int(count), token_count=int(tokens))
+            )
 
     def sweep_orphans(self) -> int:
         """Delete store points without a segment row (left by an interrupted ingest)."""

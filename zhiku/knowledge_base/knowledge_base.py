@@ -23,15 +23,17 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.config import Settings
 from zhiku.core.db import DatasetRow, DocumentRow, SegmentRow, make_engine, make_session_factory
-from zhiku.core.db.models import utcnow
+from zhiku.core.db.models import DocumentJobRow, utcnow
 from zhiku.core.documents import Chunk, Hit, Segment, content_hash, segment_id
 from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, ZhikuError
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.index_processors import ChunkFailure, IndexOutcome
 from zhiku.index_processors.qa import renumber
 from zhiku.knowledge_base.dataset_index import DatasetIndex, open_embedding
+from zhiku.knowledge_base.jobs import IndexingPaused
 from zhiku.knowledge_base.pipeline import Pipeline, PipelineSpec, Stage
 from zhiku.knowledge_base.records import IN_PROGRESS, DocumentInfo
+from zhiku.knowledge_base.segments import SegmentEditor
 from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel
 from zhiku.rerank.types import FusedHit, RerankModel
@@ -58,7 +60,7 @@ class KnowledgeBase:
         self._lock = threading.Lock()
         self._retrieval: DatasetRetrieval | None = None
         self._chats: dict[str, ChatModel] = {}
-        self._rerank: RerankModel | None = None
+        self._reranks: dict[str, RerankModel] = {}
         self._recover_interrupted()
 
     @classmethod
@@ -215,16 +217,26 @@ class KnowledgeBase:
                 self._chats[key] = ChatModel.from_settings(self.settings, override)
             return self._chats[key]
 
-    def rerank_model(self) -> RerankModel | None:
-        """The rerank model named by ``ZHIKU_RERANK_MODEL``, or None."""
-        if self.settings.rerank_model is None:
+    def rerank_model(self, spec: str | None = None) -> RerankModel | None:
+        """The rerank model ``spec`` names (default ``ZHIKU_RERANK_MODEL``), or None when neither
+        names one. ``http:`` specs use ``rerank_base_url``, ``rerank_api_key`` and ``rerank_style``."""
+        spec = spec or self.settings.rerank_model
+        if spec is None:
             return None
         with self._lock:
-            if self._rerank is None:
+            if spec not in self._reranks:
                 from zhiku.providers.rerank import open_rerank_model
 
-                self._rerank = open_rerank_model(self.settings.rerank_model)
-            return self._rerank
+                options: dict[str, Any] = {}
+                if spec.startswith("http:"):
+                    key = self.settings.rerank_api_key
+                    options = {
+                        "base_url": self.settings.rerank_base_url,
+                        "api_key": key.get_secret_value() if key else None,
+                        "style": self.settings.rerank_style,
+                    }
+                self._reranks[spec] = open_rerank_model(spec, options)
+            return self._reranks[spec]
 
     def dataset_retrieval(self) -> DatasetRetrieval:
         embedding = self.embedding(self.settings.embedding_model, {})
@@ -278,11 +290,24 @@ class KnowledgeBase:
             return index
 
     def _recover_interrupted(self) -> None:
-        """Documents caught mid-ingest by a crash are marked ``error``; their datasets get swept."""
+        """Documents caught mid-ingest by a crash are marked ``error``, except those queued through
+        the HTTP API whose upload is still stored: they go back to ``waiting`` and the indexing
+        workers run them again. Their datasets get swept."""
         with self._sessions.begin() as session:
             rows = session.scalars(select(DocumentRow).where(DocumentRow.status.in_(IN_PROGRESS))).all()
             self._dirty = {row.dataset_id for row in rows}
+            uploads = dict(
+                session.execute(
+                    select(DocumentJobRow.document_id, DocumentJobRow.upload).where(
+                        DocumentJobRow.document_id.in_([row.id for row in rows])
+                    )
+                ).all()
+            )
             for row in rows:
+                upload = uploads.get(row.id)
+                if upload and Path(upload).is_file():
+                    row.status = "waiting"
+                    continue
                 stage = row.status
                 row.status = "error"
                 row.error = f"interrupted during {stage}: the process stopped; re-ingest the file"
@@ -598,13 +623,16 @@ class Dataset:
         return row.id
 
     def _set_stage(self, document_id: str, stage: Stage | str) -> None:
+        """Move a document to ``stage``; IndexingPaused if it was paused (or deleted) meanwhile."""
         now = utcnow()
         with self._kb.sessions.begin() as session:
-            session.execute(
+            moved = session.execute(
                 update(DocumentRow)
-                .where(DocumentRow.id == document_id)
+                .where(DocumentRow.id == document_id, DocumentRow.status != "paused")
                 .values(status=stage, **{f"{stage}_started_at": now})
             )
+        if moved.rowcount == 0:  # type: ignore[attr-defined]
+            raise IndexingPaused(f"document {document_id!r} was paused")
 
     def _fail(self, document_ids: Sequence[str], reason: str) -> None:
         with self._kb.sessions.begin() as session:
@@ -619,11 +647,12 @@ class Dataset:
         index: DatasetIndex,
         pending: list[tuple[str, Sequence[Segment]]],
         timings: dict[str, float] | None,
+        on_embedded: Callable[[int, int], None] | None = None,
     ) -> None:
         if not pending:
             return
         try:
-            index.write_documents(pending, timings)
+            index.write_documents(pending, timings, on_embedded)
         except ZhikuError as exc:
             self._fail([document_id for document_id, _ in pending], f"indexing failed: {exc}")
         except Exception as exc:  # noqa: BLE001 - a store or model failure must mark, not lose, the documents
@@ -638,6 +667,7 @@ class Dataset:
         on_progress: Progress | None,
         timings: dict[str, float] | None,
         document_ids: Sequence[str] | None = None,
+        on_embedded: Callable[[int, int], None] | None = None,
     ) -> list[DocumentInfo]:
         pipeline = pipeline or self.pipeline()
         index = self._kb._index(self.id)
@@ -661,16 +691,46 @@ class Dataset:
                 segments = self._outcome(document_id, pipeline.index_processor.transform(chunks, document_id))
                 if segments is not None:
                     pending.append((document_id, segments))
+            except IndexingPaused:
+                pass  # the document stays ``paused`` until it is resumed
             except ZhikuError as exc:
                 self._fail([document_id], str(exc))
             except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
                 self._fail([document_id], f"{name}: {type(exc).__name__}: {exc}")
             if sum(len(s) for _, s in pending) >= WRITE_BATCH_SEGMENTS or done == total:
-                self._write(index, pending, timings)
+                self._write(index, pending, timings, on_embedded)
                 pending = []
             if on_progress:
                 on_progress(name, done, total)
         return [self.document(document_id) for document_id in document_ids]
+
+    # -- queued indexing and segment editing (the HTTP API's indexing workers and admin) ---------
+
+    def index_waiting(
+        self,
+        document_id: str,
+        *,
+        pipeline: Pipeline | None = None,
+        on_embedded: Callable[[int, int], None] | None = None,
+    ) -> DocumentInfo:
+        """Index a document that is already in the database from its stored source file (the
+        indexing workers call this for a document they claimed). Earlier segments stay served
+        until the new ones replace them; a failure marks it ``error``; a pause stops it.
+        ``on_embedded(done, total)`` reports the embedding of its segments."""
+        with self._kb.sessions() as session:
+            row = session.get(DocumentRow, document_id)
+            if row is None or row.dataset_id != self.id:
+                raise NotFound(f"no document {document_id!r} in dataset {self.name!r}")
+            source = Path(row.source)
+        return self._ingest(
+            [(source.name, source, str(source))], pipeline, None, None, [document_id], on_embedded
+        )[0]
+
+    def segment_editor(self) -> SegmentEditor:
+        """Read and edit this dataset's segments one by one (each edit re-indexes that segment)."""
+        return SegmentEditor(
+            self._kb.sessions, self.id, functools.partial(self._kb._index, self.id), self.process_rule
+        )
 
     # -- search ---------------------------------------------------------------------------------
 
@@ -684,7 +744,10 @@ class Dataset:
 
     def search_with(self, query: str, config: RetrievalConfig) -> list[Hit]:
         index = self._kb._index(self.id)
-        fused = index.search_service.retrieve(query, config)
+        model = None
+        if config.reranking.mode == "reranking_model":
+            model = self._kb.rerank_model(config.reranking.model)
+        fused = index.search_service.retrieve(query, config, rerank_model=model)
         return self._hits(fused)
 
     def persist_query_embeddings(self, upcoming: Sequence[str] = ()) -> None:

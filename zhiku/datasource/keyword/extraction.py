@@ -10,20 +10,31 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
+
+import jieba
 
 from zhiku.datasource.tokenizer import Tokenizer
 
 _lock = threading.Lock()
 
+#: The IDF table ``jieba.analyse`` ships (one ``word idf`` per line).
+_IDF_FILE = Path(jieba.__file__).parent / "analyse" / "idf.txt"
+
 
 @lru_cache(maxsize=1)
 def _idf_table() -> tuple[dict[str, float], float]:
-    """jieba's bundled IDF table (word → idf) and its median, loaded once per process."""
-    with _lock:
-        from jieba.analyse.tfidf import TFIDF
+    """jieba's bundled IDF table (word → idf) and its median, loaded once per process.
 
-        tfidf = TFIDF()
-        return tfidf.idf_freq, tfidf.median_idf
+    Parsed here as ``jieba.analyse.tfidf.IDFLoader`` does: importing ``jieba.analyse`` would also
+    load jieba's part-of-speech tables, about two seconds and many megabytes never used here.
+    """
+    with _lock:
+        table: dict[str, float] = {}
+        for line in _IDF_FILE.read_bytes().decode("utf-8").splitlines():
+            word, value = line.strip().split(" ")
+            table[word] = float(value)
+        return table, sorted(table.values())[len(table) // 2]
 
 
 def idf(word: str) -> float:
@@ -44,12 +55,14 @@ def _is_keyword_candidate(token: str) -> bool:
 
 def extract_keywords(tokens: Sequence[str], top_n: int) -> list[tuple[str, float]]:
     """The ``top_n`` tokens by TF-IDF (tf normalised by the segment's token count), best first."""
-    candidates = [t for t in tokens if _is_keyword_candidate(t)]
-    if not candidates:
-        return []
-    counts = Counter(candidates)
+    table, median = _idf_table()
     total = len(tokens)
-    scored = [(word, count / total * idf(word)) for word, count in counts.items()]
+    # Counted first, so the candidate test and the IDF look-up run once per distinct token.
+    scored = [
+        (word, count / total * table.get(word, median))
+        for word, count in Counter(tokens).items()
+        if _is_keyword_candidate(word)
+    ]
     scored.sort(key=lambda item: (-item[1], item[0]))
     return scored[:top_n]
 
