@@ -151,3 +151,25 @@ def test_qa_pairs_import_from_csv_without_an_llm(tmp_path: Path) -> None:
         empty.write_text("question,answer\n", "utf-8")
         with pytest.raises(Exception, match="no question/answer pair"):
             ds.add_qa_csv(empty)
+
+
+def test_a_model_that_times_out_is_recorded_per_chunk(tmp_path: Path) -> None:
+    def slow_on_shipping(body: dict) -> Reply:
+        if "Shipping" in last_user_text(body):
+            return Reply.delay(2.0, then=model_reply(body))
+        return model_reply(body)
+
+    with ScriptedChatServer(slow_on_shipping) as server:
+        with KnowledgeBase.open(
+            tmp_path / "home",
+            embedding_model="use",
+            llm_base_url=server.base_url,
+            llm_model="scripted",
+            llm_max_retries=1,
+            llm_timeout=0.3,
+        ) as kb:
+            ds = kb.create_dataset("handbook", process_rule=qa_rule())
+            info = ds.add_text("handbook.txt", HANDBOOK)
+    assert info.status == "completed_with_errors"
+    [failure] = info.metadata["failed_chunks"]
+    assert "Shipping" in failure["content"] and "did not answer within 0.3 s" in failure["reason"]

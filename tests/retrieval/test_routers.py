@@ -124,3 +124,14 @@ def test_llm_router_through_the_knowledge_base_settings(tmp_path) -> None:
 def test_unknown_router_is_a_config_error(routed_kb: KnowledgeBase) -> None:
     with pytest.raises(Exception, match="unknown router"):
         routed_kb.retrieve("tea", routing="single", router="coin_flip")
+
+
+def test_a_router_model_that_times_out_falls_back(routed_kb: KnowledgeBase) -> None:
+    tea = ids(routed_kb)["tea"]
+    with ScriptedChatServer(lambda body: Reply.delay(2.0, then=Reply.tool_call(tea, {}))) as server:
+        chat = ChatModel(server.base_url, "m", timeout=0.2, max_retries=0)
+        router = FunctionCallRouter(chat, _embedding(routed_kb))
+        profiles = load_profiles(routed_kb.sessions, list(ids(routed_kb).values()))
+        decision = router.choose("Which planet has rings of ice?", profiles)
+    assert decision.dataset_id == ids(routed_kb)["astronomy"]
+    assert decision.note and "failed" in decision.note
