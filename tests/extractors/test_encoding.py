@@ -47,3 +47,8 @@ def test_looks_like_text_tolerates_a_character_cut_at_the_end() -> None:
     data = ("中文内容\n" * 50).encode("utf-8")
     assert looks_like_text(data[:-2])
     assert looks_like_text(("中文内容\n" * 50).encode("gbk")[:-1])
+
+
+def test_short_big5_is_not_mistaken_for_utf16() -> None:
+    text, encoding = decode_text("茶葉倉庫位於台北市大安區。".encode("big5"), "big5.txt")
+    assert text == "茶葉倉庫位於台北市大安區。" and encoding == "big5"

@@ -81,6 +81,11 @@ def _guess(data: bytes) -> tuple[str | None, str]:
     from charset_normalizer import from_bytes
 
     matches = list(from_bytes(data[:_SNIFF_BYTES] if len(data) > _SNIFF_BYTES else data))
+    if b"\x00" not in data:
+        # Without a BOM, UTF-16/32 text has NUL bytes (every ASCII character brings one); bytes
+        # without any decode as UTF-16 to random Hangul, which scores as perfectly clean text
+        # and beat Big5 on short Chinese files.
+        matches = [m for m in matches if not m.encoding.startswith(("utf_16", "utf_32"))]
     if not matches:
         return None, ""
     best_chaos = min(m.chaos for m in matches)

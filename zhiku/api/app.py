@@ -1,0 +1,64 @@
+"""The Flask application factory."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Flask
+
+import zhiku
+from zhiku.api.context import EXTENSION, ApiContext
+from zhiku.api.errors import register_error_handlers
+from zhiku.api.keys import ApiKeys
+from zhiku.api.openapi import PREFIX, openapi_document
+from zhiku.api.views import ALL
+from zhiku.api.views.meta import OPENAPI_EXTENSION
+from zhiku.core.config import Settings
+from zhiku.knowledge_base import KnowledgeBase
+from zhiku.knowledge_base.catalog import Catalog
+from zhiku.knowledge_base.jobs import IndexingQueue
+from zhiku.knowledge_base.uploads import Uploads
+from zhiku.knowledge_base.workers import IndexingWorkers
+
+#: Room above the upload limit for the rest of a multipart form or a JSON body.
+_BODY_SLACK_BYTES = 1024 * 1024
+
+
+def create_app(
+    settings: Settings, kb: KnowledgeBase | None = None, *, auth: bool = True, workers: bool = True
+) -> Flask:
+    """The API app over ``kb`` (opened from ``settings`` when not given), with its indexing
+    workers started (``settings.indexing_workers`` threads) unless ``workers=False``.
+
+    ``auth=False`` serves every request as a key for all datasets: only for a process that
+    embeds the app behind its own access control (or tests); ``zhiku serve`` always checks keys.
+    Close with ``app.extensions["zhiku"].close()``: it stops the workers and, if the app opened
+    the knowledge base, closes it.
+    """
+    owns_kb = kb is None
+    knowledge_base = kb or KnowledgeBase(settings)
+    queue = IndexingQueue(knowledge_base.sessions, Uploads(settings.home / "uploads"))
+    queue.sweep_uploads()
+    pool = IndexingWorkers(knowledge_base, queue, settings.indexing_workers) if workers else None
+
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = int(settings.upload_max_mb * 1024 * 1024) + _BODY_SLACK_BYTES
+    app.json.ensure_ascii = False  # type: ignore[attr-defined]
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    blueprint = Blueprint("v1", __name__, url_prefix=PREFIX)
+    for group in ALL:
+        group.register(blueprint)
+    app.register_blueprint(blueprint)
+    register_error_handlers(app)
+    app.extensions[EXTENSION] = ApiContext(
+        settings=settings,
+        kb=knowledge_base,
+        queue=queue,
+        workers=pool,
+        keys=ApiKeys(knowledge_base.sessions),
+        catalog=Catalog(knowledge_base.sessions),
+        auth=auth,
+        owns_kb=owns_kb,
+    )
+    app.extensions[OPENAPI_EXTENSION] = openapi_document(ALL, version=zhiku.__version__)
+    if pool is not None:
+        pool.start()
+    return app

@@ -1,0 +1,53 @@
+"""What the views share: the knowledge base, the indexing queue and workers, keys and the catalog."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import current_app
+
+from zhiku.api.auth import principal
+from zhiku.api.keys import ApiKeys
+from zhiku.core.config import Settings
+from zhiku.core.errors import NotFound
+from zhiku.knowledge_base import Dataset, KnowledgeBase
+from zhiku.knowledge_base.catalog import Catalog
+from zhiku.knowledge_base.jobs import IndexingQueue
+from zhiku.knowledge_base.workers import IndexingWorkers
+
+EXTENSION = "zhiku"
+
+
+@dataclass
+class ApiContext:
+    settings: Settings
+    kb: KnowledgeBase
+    queue: IndexingQueue
+    workers: IndexingWorkers | None
+    keys: ApiKeys
+    catalog: Catalog
+    auth: bool
+    owns_kb: bool
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop the workers (waiting up to ``timeout`` s) and close the knowledge base if the app
+        opened it. If a document is still being indexed, the stores stay open: the process is
+        about to exit and that document is queued again at the next start."""
+        finished = self.workers.stop(timeout) if self.workers is not None else True
+        if self.owns_kb and finished:
+            self.kb.close()
+
+
+def context() -> ApiContext:
+    return current_app.extensions[EXTENSION]  # type: ignore[no-any-return]
+
+
+def visible_dataset(name_or_id: str) -> Dataset:
+    """The dataset if it exists and the caller's key may use it; the same 404 otherwise."""
+    try:
+        dataset = context().kb.dataset(name_or_id)
+    except NotFound:
+        dataset = None
+    if dataset is None or not principal().can_use(dataset.id):
+        raise NotFound(f"no dataset {name_or_id!r}")
+    return dataset

@@ -1,0 +1,281 @@
+"""Dify's dataset service shapes: reading its process rules, writing its JSON objects.
+
+zhiku's records are translated here and nowhere else, so views stay short and the Dify
+compatibility lives in one place: Dify's ``text_model`` is zhiku's ``paragraph``, Dify counts
+positions from 1, and Dify times are Unix seconds.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from zhiku.cleaners.registry import cleaners
+from zhiku.core.documents import Hit
+from zhiku.index_processors import index_processors
+from zhiku.knowledge_base.catalog import DatasetCounts, DatasetSummary
+from zhiku.knowledge_base.jobs import JobState
+from zhiku.knowledge_base.pipeline import PipelineSpec
+from zhiku.knowledge_base.records import IN_PROGRESS, DocumentInfo
+from zhiku.knowledge_base.segments import SEGMENT_STATUS, StoredSegment
+
+DOC_FORM_IN = {"text_model": "paragraph"}
+DOC_FORM_OUT = {"paragraph": "text_model"}
+_LANGUAGES = {"zh": "zh", "chinese": "zh", "中文": "zh", "en": "en", "english": "en", "英文": "en"}
+#: Statuses shown to Dify clients: a partly failed Q&A document is served, so it is "completed"
+#: (its ``error`` says which chunks failed).
+_STATUS_OUT = {"completed_with_errors": "completed"}
+
+
+def timestamp(value: datetime | None) -> float | None:
+    """Unix seconds; naive datetimes (SQLite drops the zone) are UTC."""
+    if value is None:
+        return None
+    return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
+
+
+def seconds(value: datetime | None) -> int | None:
+    stamp = timestamp(value)
+    return int(stamp) if stamp is not None else None
+
+
+# -- requests ------------------------------------------------------------------------------------
+
+
+def pipeline_spec(
+    process_rule: dict[str, Any] | None,
+    doc_form: str | None,
+    doc_language: str | None,
+    base: PipelineSpec,
+) -> PipelineSpec | None:
+    """The process rule asked for, over ``base``; None when nothing was asked (``base`` applies).
+
+    Raises ValueError with a message naming what is wrong.
+    """
+    if process_rule is None and doc_form is None and doc_language is None:
+        return None
+    data = base.model_dump()
+    if process_rule:
+        data = (
+            _zhiku_rule(process_rule, data)
+            if _is_zhiku_rule(process_rule)
+            else _dify_rule(process_rule, data)
+        )
+    if doc_form:
+        data["doc_form"] = DOC_FORM_IN.get(doc_form, doc_form)
+        if data["doc_form"] not in index_processors.names():
+            known = ", ".join(sorted({DOC_FORM_OUT.get(n, n) for n in index_processors.names()}))
+            raise ValueError(f"doc_form {doc_form!r} is not supported; known: {known}")
+    if doc_language:
+        language = _LANGUAGES.get(doc_language.strip().lower())
+        if language is None:
+            raise ValueError(f"doc_language {doc_language!r} is not supported: Chinese or English")
+        data["doc_language"] = language
+    unknown = [name for name in data["cleaners"] if name not in cleaners.names()]
+    if unknown:
+        raise ValueError(f"unknown pre-processing rule(s) {unknown}; known: {', '.join(cleaners.names())}")
+    try:
+        return PipelineSpec.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ValueError(f"process_rule.{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+
+def _is_zhiku_rule(rule: dict[str, Any]) -> bool:
+    return "mode" not in rule and "rules" not in rule
+
+
+def _zhiku_rule(rule: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(rule) - set(PipelineSpec.model_fields)
+    if unknown:
+        raise ValueError(f"process_rule has unknown field(s) {sorted(unknown)}")
+    return {**data, **rule}
+
+
+def _dify_rule(rule: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    mode = rule.get("mode", "automatic")
+    if mode == "automatic":
+        return {
+            **PipelineSpec().model_dump(),
+            "doc_form": data["doc_form"],
+            "doc_language": data["doc_language"],
+        }
+    if mode != "custom":
+        raise ValueError(f"process_rule.mode {mode!r} is not supported: automatic or custom")
+    rules = rule.get("rules") or {}
+    if not isinstance(rules, dict):
+        raise ValueError("process_rule.rules must be an object")
+    pre = rules.get("pre_processing_rules") or []
+    if not isinstance(pre, list) or not all(isinstance(r, dict) and "id" in r for r in pre):
+        raise ValueError("process_rule.rules.pre_processing_rules must be a list of {id, enabled}")
+    data = {**data, "cleaners": ["default", *(str(r["id"]) for r in pre if r.get("enabled"))]}
+    segmentation = rules.get("segmentation") or {}
+    if not isinstance(segmentation, dict):
+        raise ValueError("process_rule.rules.segmentation must be an object")
+    separator = segmentation.get("separator")
+    if separator:
+        data.update(splitter="fixed_separator", separator=str(separator).replace("\\n", "\n"))
+    for key in ("max_tokens", "chunk_overlap"):
+        if segmentation.get(key) is not None:
+            data[key] = segmentation[key]
+    return data
+
+
+# -- responses -----------------------------------------------------------------------------------
+
+
+def doc_form(value: str) -> str:
+    return DOC_FORM_OUT.get(value, value)
+
+
+def dataset(summary: DatasetSummary, counts: DatasetCounts) -> dict[str, Any]:
+    return {
+        "id": summary.id,
+        "name": summary.name,
+        "description": summary.description,
+        "provider": "vendor",
+        "permission": "only_me",
+        "data_source_type": "upload_file",
+        "indexing_technique": "high_quality",
+        "app_count": 0,
+        "document_count": counts.documents,
+        "word_count": counts.words,
+        "created_by": "",
+        "created_at": seconds(summary.created_at),
+        "updated_by": "",
+        "updated_at": seconds(summary.updated_at),
+        "embedding_model": summary.embedding_model,
+        "embedding_model_provider": "zhiku",
+        "embedding_available": True,
+        "retrieval_model_dict": summary.retrieval.to_dify(),
+        "tags": [],
+        "doc_form": doc_form(summary.process_rule.doc_form),
+        "external_knowledge_info": {
+            "external_knowledge_id": None,
+            "external_knowledge_api_id": None,
+            "external_knowledge_api_name": None,
+            "external_knowledge_api_endpoint": None,
+        },
+        "external_retrieval_model": {
+            "top_k": summary.retrieval.top_k,
+            "score_threshold": 0.0,
+            "score_threshold_enabled": None,
+        },
+        # zhiku's own shapes of the same settings, and its segment count
+        "retrieval_config": summary.retrieval.model_dump(),
+        "process_rule": summary.process_rule.model_dump(),
+        "segment_count": counts.segments,
+    }
+
+
+def display_status(info: DocumentInfo, job: JobState | None) -> str:
+    if job is not None and job.archived:
+        return "archived"
+    if info.status == "waiting":
+        return "queuing"
+    if info.status in IN_PROGRESS:
+        return "indexing"
+    if info.status in ("paused", "error"):
+        return info.status
+    return "available" if info.enabled else "disabled"
+
+
+def document(
+    info: DocumentInfo, job: JobState | None, *, position: int, words: int, form: str
+) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "position": position,
+        "data_source_type": "upload_file",
+        "data_source_info": {"upload_file_id": info.id} if job is not None and job.queued else None,
+        "dataset_process_rule_id": None,
+        "name": info.name,
+        "created_from": "api" if job is not None and job.queued else "local",
+        "created_by": "",
+        "created_at": seconds(info.created_at),
+        "tokens": info.token_count,
+        "indexing_status": _STATUS_OUT.get(info.status, info.status),
+        "error": info.error,
+        "enabled": info.enabled,
+        "disabled_at": None,
+        "disabled_by": None,
+        "archived": bool(job is not None and job.archived),
+        "display_status": display_status(info, job),
+        "word_count": words,
+        "hit_count": 0,
+        "doc_form": doc_form(form),
+        "segment_count": info.segment_count,
+    }
+
+
+def indexing_status(
+    info: DocumentInfo, job: JobState | None, progress: tuple[int, int] | None
+) -> dict[str, Any]:
+    """Dify's progress record: a stage is completed when the next one starts."""
+    times = info.stage_times
+    if info.status in ("completed", "completed_with_errors"):
+        done = total = info.segment_count
+    elif progress is not None:
+        done, total = progress
+    else:
+        done = total = 0
+    return {
+        "id": info.id,
+        "indexing_status": _STATUS_OUT.get(info.status, info.status),
+        "processing_started_at": timestamp(times.get("parsing")),
+        "parsing_completed_at": timestamp(times.get("cleaning")),
+        "cleaning_completed_at": timestamp(times.get("splitting")),
+        "splitting_completed_at": timestamp(times.get("indexing")),
+        "completed_at": timestamp(times.get("completed")) if info.status.startswith("completed") else None,
+        "paused_at": timestamp(job.paused_at) if job is not None and info.status == "paused" else None,
+        "error": info.error if info.status in ("error", "completed_with_errors") else None,
+        "stopped_at": timestamp(times.get("error")) if info.status == "error" else None,
+        "completed_segments": done,
+        "total_segments": total,
+    }
+
+
+def segment(stored: StoredSegment) -> dict[str, Any]:
+    item = stored.segment
+    created = seconds(stored.created_at)
+    return {
+        "id": item.id,
+        "position": item.position + 1,
+        "document_id": item.document_id,
+        "content": item.content,
+        "answer": item.answer,
+        "word_count": len(item.content) + len(item.answer or ""),
+        "tokens": item.tokens,
+        "keywords": list(item.keywords),
+        "index_node_id": item.id,
+        "index_node_hash": item.hash,
+        "hit_count": 0,
+        "enabled": item.enabled,
+        "disabled_at": None,
+        "disabled_by": None,
+        "status": SEGMENT_STATUS,
+        "created_by": "",
+        "created_at": created,
+        "indexing_at": created,
+        "completed_at": created,
+        "error": None,
+        "stopped_at": None,
+        "metadata": dict(item.metadata),
+    }
+
+
+def record(hit: Hit, stored: StoredSegment, dataset_name: str) -> dict[str, Any]:
+    """One retrieval hit as Dify's hit-testing record, plus zhiku's per-method scores and ranks."""
+    return {
+        "segment": {
+            **segment(stored),
+            "document": {"id": hit.document_id, "data_source_type": "upload_file", "name": hit.document_name},
+        },
+        "score": hit.score,
+        "tsne_position": None,
+        "scores": dict(hit.scores),
+        "ranks": dict(hit.ranks),
+        "dataset": {"id": hit.dataset_id, "name": dataset_name},
+    }

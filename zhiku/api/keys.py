@@ -1,0 +1,94 @@
+"""API keys: shown once at creation, stored as a sha256 hash with a short prefix to recognise them.
+
+A key is ``zk-`` followed by 43 random URL-safe characters (256 bits). A key may be scoped to
+datasets: it then sees only those and cannot create datasets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from zhiku.core.db.models import ApiKeyRow, utcnow
+from zhiku.core.errors import InvalidInput, NotFound
+
+KEY_PREFIX = "zk-"
+_SHOWN_PREFIX = 10
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """A stored key without its secret. ``datasets`` is None for a key valid for every dataset."""
+
+    id: str
+    name: str
+    prefix: str
+    datasets: tuple[str, ...] | None
+    created_at: datetime
+    revoked_at: datetime | None
+
+    @classmethod
+    def of(cls, row: ApiKeyRow) -> ApiKey:
+        scope = tuple(row.datasets) if row.datasets is not None else None
+        return cls(row.id, row.name, row.prefix, scope, row.created_at, row.revoked_at)
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+class ApiKeys:
+    """Create, verify, list and revoke keys in the metadata database."""
+
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+
+    def create(self, *, name: str = "", datasets: Sequence[str] | None = None) -> tuple[ApiKey, str]:
+        """A new key and its secret; the secret is not stored and cannot be shown again."""
+        secret = KEY_PREFIX + secrets.token_urlsafe(32)
+        row = ApiKeyRow(
+            name=name,
+            prefix=secret[:_SHOWN_PREFIX],
+            key_hash=_digest(secret),
+            datasets=list(dict.fromkeys(datasets)) if datasets is not None else None,
+        )
+        with self._sessions.begin() as session:
+            session.add(row)
+        return ApiKey.of(row), secret
+
+    def verify(self, secret: str) -> ApiKey | None:
+        """The key with this secret, unless unknown or revoked."""
+        with self._sessions() as session:
+            row = session.scalar(select(ApiKeyRow).where(ApiKeyRow.key_hash == _digest(secret)))
+            if row is None or row.revoked_at is not None:
+                return None
+            return ApiKey.of(row)
+
+    def stored(self) -> list[ApiKey]:
+        with self._sessions() as session:
+            return [
+                ApiKey.of(row) for row in session.scalars(select(ApiKeyRow).order_by(ApiKeyRow.created_at))
+            ]
+
+    def revoke(self, id_or_prefix: str) -> ApiKey:
+        """Revoke a key by id or by its shown prefix (which must match one key only)."""
+        with self._sessions.begin() as session:
+            row = session.get(ApiKeyRow, id_or_prefix)
+            if row is None:
+                matches = session.scalars(
+                    select(ApiKeyRow).where(ApiKeyRow.prefix.startswith(id_or_prefix, autoescape=True))
+                ).all()
+                if len(matches) > 1:
+                    raise InvalidInput(f"{id_or_prefix!r} matches {len(matches)} keys; give the key id")
+                row = matches[0] if matches else None
+            if row is None:
+                raise NotFound(f"no API key {id_or_prefix!r}")
+            if row.revoked_at is None:
+                row.revoked_at = utcnow()
+            return ApiKey.of(row)

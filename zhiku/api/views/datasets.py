@@ -1,0 +1,87 @@
+"""``/datasets``: list, create, read, update and delete datasets."""
+
+from __future__ import annotations
+
+from flask import Response, jsonify
+
+from zhiku.api import dify
+from zhiku.api.auth import principal, require_unscoped
+from zhiku.api.context import context, visible_dataset
+from zhiku.api.errors import ApiError
+from zhiku.api.routing import Routes
+from zhiku.api.schemas import DatasetCreate, DatasetListQuery, DatasetUpdate
+from zhiku.api.views.common import datasets_json, offset, page
+from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.knowledge_base.pipeline import PipelineSpec
+from zhiku.knowledge_base.records import IN_PROGRESS
+
+routes = Routes("datasets")
+
+
+@routes.route("GET", "/datasets", summary="List datasets (a scoped key sees its own)", query=DatasetListQuery)
+def list_datasets(query: DatasetListQuery) -> Response:
+    ids, total = context().catalog.dataset_ids(
+        offset=offset(query), limit=query.limit, keyword=query.keyword, within=principal().datasets
+    )
+    return page(datasets_json(ids), total, query)
+
+
+@routes.route("POST", "/datasets", summary="Create a dataset", body=DatasetCreate)
+def create_dataset(body: DatasetCreate) -> tuple[Response, int]:
+    require_unscoped("create datasets")
+    rule = dify.pipeline_spec(body.process_rule, body.doc_form, body.doc_language, PipelineSpec())
+    ctx = context()
+    dataset = ctx.kb.create_dataset(
+        body.name,
+        description=body.description,
+        retrieval=RetrievalConfig.from_dict(body.retrieval_model) if body.retrieval_model else None,
+        process_rule=rule,
+        embedding_model=body.embedding_model,
+    )
+    return jsonify(datasets_json([dataset.id])[0]), 200
+
+
+@routes.route("GET", "/datasets/{dataset_id}", summary="Get a dataset")
+def get_dataset(dataset_id: str) -> Response:
+    return jsonify(datasets_json([visible_dataset(dataset_id).id])[0])
+
+
+@routes.route(
+    "PATCH",
+    "/datasets/{dataset_id}",
+    summary="Update a dataset: name, description, retrieval method, default process rule",
+    body=DatasetUpdate,
+)
+def update_dataset(dataset_id: str, body: DatasetUpdate) -> Response:
+    dataset = visible_dataset(dataset_id)
+    if body.embedding_model and body.embedding_model != dataset.embedding_model:
+        raise ApiError(
+            400,
+            "invalid_param",
+            f"the embedding model of a dataset cannot change (it is {dataset.embedding_model!r}); "
+            "create a new dataset instead",
+        )
+    rule = dify.pipeline_spec(body.process_rule, body.doc_form, body.doc_language, dataset.process_rule)
+    dataset.update(
+        name=body.name,
+        description=body.description,
+        retrieval=dataset.retrieval.merged(body.retrieval_model) if body.retrieval_model else None,
+        process_rule=rule,
+    )
+    return jsonify(datasets_json([dataset.id])[0])
+
+
+@routes.route("DELETE", "/datasets/{dataset_id}", summary="Delete a dataset and all its stores' data")
+def delete_dataset(dataset_id: str) -> tuple[str, int]:
+    dataset = visible_dataset(dataset_id)
+    ctx = context()
+    busy = [info.name for info in dataset.documents() if info.status in IN_PROGRESS]
+    if busy:
+        raise ApiError(
+            409, "document_indexing", f"documents are being indexed ({busy[0]!r}, ...); pause them first"
+        )
+    document_ids = [info.id for info in dataset.documents()]
+    ctx.kb.delete_dataset(dataset.id)
+    for document_id in document_ids:
+        ctx.queue.uploads.remove(document_id)
+    return "", 204

@@ -1,0 +1,285 @@
+"""``/datasets/{id}/document(s)``: upload, re-upload, list, read, delete, enable/disable/archive,
+indexing status by batch, retry, pause and resume. Uploads are indexed by the worker pool; every
+create or update call returns at once with the document ``waiting`` and a ``batch`` to poll."""
+
+from __future__ import annotations
+
+from flask import Response, jsonify
+
+from zhiku.api import dify
+from zhiku.api.context import context, visible_dataset
+from zhiku.api.errors import ApiError
+from zhiku.api.routing import Routes, Upload
+from zhiku.api.schemas import (
+    DocumentIds,
+    DocumentListQuery,
+    FileDocumentData,
+    FileDocumentUpdateData,
+    ProcessingOptions,
+    TextDocumentCreate,
+    TextDocumentUpdate,
+)
+from zhiku.api.views.common import document_json, documents_json, offset, page
+from zhiku.core.errors import ExtractionError, UnsupportedFileType
+from zhiku.extractors.sniff import detect_format
+from zhiku.knowledge_base import Dataset
+from zhiku.knowledge_base.jobs import DocumentIndexing, new_batch
+from zhiku.knowledge_base.records import IN_PROGRESS
+
+routes = Routes("documents")
+
+STATUS_ACTIONS = ("enable", "disable", "archive", "un_archive")
+
+
+def _text_file_name(name: str) -> str:
+    return name if name.lower().endswith(".txt") else f"{name}.txt"
+
+
+def _text_bytes(text: str) -> bytes:
+    data = text.encode("utf-8")
+    limit = context().settings.upload_max_mb
+    if len(data) > limit * 1024 * 1024:
+        raise ApiError(413, "file_too_large", f"the text is larger than {limit:g} MB")
+    return data
+
+
+def _check_type(upload: Upload) -> None:
+    """415 for a file no extractor reads (by suffix nor by content), before it is queued."""
+    if not upload.data:
+        raise ExtractionError(upload.name, "empty file")
+    if detect_format(upload.name, upload.data) is None:
+        raise UnsupportedFileType(upload.name)
+
+
+def _rule(dataset: Dataset, options: ProcessingOptions) -> dict[str, object] | None:
+    spec = dify.pipeline_spec(
+        options.process_rule, options.doc_form, options.doc_language, dataset.process_rule
+    )
+    return spec.model_dump() if spec is not None else None
+
+
+def _queued(dataset: Dataset, document_id: str, batch: str) -> Response:
+    """The queued document as it is now (``waiting``), then the workers are woken."""
+    response = jsonify({"document": document_json(dataset, document_id), "batch": batch})
+    _wake()
+    return response
+
+
+def _wake() -> None:
+    workers = context().workers
+    if workers is not None:
+        workers.wake()
+
+
+@routes.route(
+    "POST",
+    "/datasets/{dataset_id}/document/create-by-text",
+    "/datasets/{dataset_id}/document/create_by_text",
+    summary="Add a document from text (indexed in the background)",
+    body=TextDocumentCreate,
+)
+def create_by_text(dataset_id: str, body: TextDocumentCreate) -> Response:
+    dataset = visible_dataset(dataset_id)
+    batch = new_batch()
+    document_id = context().queue.enqueue(
+        dataset.id,
+        body.name,
+        _text_bytes(body.text),
+        file_name=_text_file_name(body.name),
+        batch=batch,
+        process_rule=_rule(dataset, body),
+    )
+    return _queued(dataset, document_id, batch)
+
+
+@routes.route(
+    "POST",
+    "/datasets/{dataset_id}/document/create-by-file",
+    "/datasets/{dataset_id}/document/create_by_file",
+    summary="Add a document from a file (multipart: file + JSON data; indexed in the background)",
+    form=FileDocumentData,
+    file=True,
+)
+def create_by_file(dataset_id: str, data: FileDocumentData, upload: Upload) -> Response:
+    dataset = visible_dataset(dataset_id)
+    _check_type(upload)
+    batch = new_batch()
+    queue = context().queue
+    if data.original_document_id:
+        queue.requeue(
+            dataset.id,
+            data.original_document_id,
+            batch=batch,
+            name=data.name or upload.name,
+            data=upload.data,
+            file_name=upload.name,
+            process_rule=_rule(dataset, data),
+        )
+        return _queued(dataset, data.original_document_id, batch)
+    document_id = queue.enqueue(
+        dataset.id,
+        data.name or upload.name,
+        upload.data,
+        file_name=upload.name,
+        batch=batch,
+        process_rule=_rule(dataset, data),
+    )
+    return _queued(dataset, document_id, batch)
+
+
+@routes.route(
+    "POST",
+    "/datasets/{dataset_id}/documents/{document_id}/update-by-text",
+    "/datasets/{dataset_id}/documents/{document_id}/update_by_text",
+    summary="Replace a document's text, name or process rule (re-indexed in the background)",
+    body=TextDocumentUpdate,
+)
+def update_by_text(dataset_id: str, document_id: str, body: TextDocumentUpdate) -> Response:
+    dataset = visible_dataset(dataset_id)
+    current = dataset.document(document_id)
+    rule = _rule(dataset, body)
+    if body.text is None and rule is None:
+        if body.name:
+            context().catalog.rename(dataset.id, document_id, body.name)
+        return jsonify({"document": document_json(dataset, document_id), "batch": None})
+    batch = new_batch()
+    name = body.name or current.name
+    context().queue.requeue(
+        dataset.id,
+        document_id,
+        batch=batch,
+        name=body.name,
+        data=_text_bytes(body.text) if body.text is not None else None,
+        file_name=_text_file_name(name),
+        process_rule=rule,
+    )
+    return _queued(dataset, document_id, batch)
+
+
+@routes.route(
+    "POST",
+    "/datasets/{dataset_id}/documents/{document_id}/update-by-file",
+    "/datasets/{dataset_id}/documents/{document_id}/update_by_file",
+    summary="Replace a document's file (multipart: file + JSON data; re-indexed in the background)",
+    form=FileDocumentUpdateData,
+    file=True,
+)
+def update_by_file(
+    dataset_id: str, document_id: str, data: FileDocumentUpdateData, upload: Upload
+) -> Response:
+    dataset = visible_dataset(dataset_id)
+    dataset.document(document_id)
+    _check_type(upload)
+    batch = new_batch()
+    context().queue.requeue(
+        dataset.id,
+        document_id,
+        batch=batch,
+        name=data.name or upload.name,
+        data=upload.data,
+        file_name=upload.name,
+        process_rule=_rule(dataset, data),
+    )
+    return _queued(dataset, document_id, batch)
+
+
+@routes.route(
+    "GET",
+    "/datasets/{dataset_id}/documents",
+    summary="List documents (newest first)",
+    query=DocumentListQuery,
+)
+def list_documents(dataset_id: str, query: DocumentListQuery) -> Response:
+    dataset = visible_dataset(dataset_id)
+    infos, total = context().catalog.documents(
+        dataset.id, offset=offset(query), limit=query.limit, keyword=query.keyword
+    )
+    return page(documents_json(dataset, infos), total, query)
+
+
+@routes.route("GET", "/datasets/{dataset_id}/documents/{document_id}", summary="Get a document")
+def get_document(dataset_id: str, document_id: str) -> Response:
+    return jsonify(document_json(visible_dataset(dataset_id), document_id))
+
+
+@routes.route("DELETE", "/datasets/{dataset_id}/documents/{document_id}", summary="Delete a document")
+def delete_document(dataset_id: str, document_id: str) -> Response:
+    dataset = visible_dataset(dataset_id)
+    if dataset.document(document_id).status in IN_PROGRESS:
+        raise DocumentIndexing(f"document {document_id!r} is being indexed; pause it or wait")
+    dataset.delete_document(document_id)
+    context().queue.uploads.remove(document_id)
+    return jsonify({"result": "success"})
+
+
+@routes.route(
+    "PATCH",
+    "/datasets/{dataset_id}/documents/status/{action}",
+    "/datasets/{dataset_id}/documents/status/{action}/batch",
+    summary="Enable, disable, archive or un_archive documents in batch",
+    body=DocumentIds,
+)
+def document_status(dataset_id: str, action: str, body: DocumentIds) -> Response:
+    dataset = visible_dataset(dataset_id)
+    catalog = context().catalog
+    if action in ("enable", "disable"):
+        catalog.set_enabled(dataset.id, body.document_ids, action == "enable")
+    elif action in ("archive", "un_archive"):
+        catalog.set_archived(dataset.id, body.document_ids, action == "archive")
+    else:
+        raise ApiError(
+            400, "invalid_action", f"unknown action {action!r}; known: {', '.join(STATUS_ACTIONS)}"
+        )
+    return jsonify({"result": "success"})
+
+
+@routes.route(
+    "GET",
+    "/datasets/{dataset_id}/documents/{batch}/indexing-status",
+    summary="Indexing progress of a batch: status, stage times, segments done",
+)
+def batch_indexing_status(dataset_id: str, batch: str) -> Response:
+    dataset = visible_dataset(dataset_id)
+    ctx = context()
+    ids = ctx.queue.batch_documents(dataset.id, batch)
+    jobs = ctx.queue.states(ids)
+    data = []
+    for document_id in ids:
+        progress = ctx.workers.progress(document_id) if ctx.workers is not None else None
+        data.append(dify.indexing_status(dataset.document(document_id), jobs.get(document_id), progress))
+    return jsonify({"data": data})
+
+
+@routes.route(
+    "POST",
+    "/datasets/{dataset_id}/retry",
+    summary="Index failed documents again from their stored uploads",
+    body=DocumentIds,
+)
+def retry(dataset_id: str, body: DocumentIds) -> Response:
+    dataset = visible_dataset(dataset_id)
+    batch = new_batch()
+    context().queue.retry(dataset.id, body.document_ids, batch)
+    _wake()
+    return jsonify({"result": "success", "batch": batch})
+
+
+@routes.route(
+    "PATCH",
+    "/datasets/{dataset_id}/documents/{document_id}/processing/pause",
+    summary="Pause a waiting document, or a running one at its next stage",
+)
+def pause(dataset_id: str, document_id: str) -> Response:
+    context().queue.pause(visible_dataset(dataset_id).id, document_id)
+    return jsonify({"result": "success"})
+
+
+@routes.route(
+    "PATCH",
+    "/datasets/{dataset_id}/documents/{document_id}/processing/resume",
+    summary="Resume a paused document (indexed again from the start)",
+)
+def resume(dataset_id: str, document_id: str) -> Response:
+    context().queue.resume(visible_dataset(dataset_id).id, document_id)
+    _wake()
+    return jsonify({"result": "success"})

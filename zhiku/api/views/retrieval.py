@@ -1,0 +1,96 @@
+"""Retrieval: one dataset (Dify's ``retrieve`` / ``hit-testing``) or several, with routing."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from flask import Response, jsonify
+
+from zhiku.api import dify
+from zhiku.api.auth import principal
+from zhiku.api.context import context, visible_dataset
+from zhiku.api.routing import Routes
+from zhiku.api.schemas import CrossRetrieveBody, RetrieveBody
+from zhiku.core.documents import Hit
+from zhiku.core.retrieval_config import RetrievalConfig
+
+routes = Routes("retrieval")
+
+
+def _records(hits: Sequence[Hit]) -> list[dict[str, Any]]:
+    """Hits with their stored segments (one query per dataset hit), in rank order."""
+    kb = context().kb
+    by_dataset: dict[str, list[str]] = defaultdict(list)
+    for hit in hits:
+        by_dataset[hit.dataset_id].append(hit.segment_id)
+    stored = {}
+    for dataset_id, ids in by_dataset.items():
+        stored.update(kb.dataset(dataset_id).segment_editor().by_ids(ids))
+    names = {summary.id: summary.name for summary in context().catalog.datasets(list(by_dataset))}
+    return [
+        dify.record(hit, stored[hit.segment_id], names.get(hit.dataset_id, ""))
+        for hit in hits
+        if hit.segment_id in stored
+    ]
+
+
+@routes.route(
+    "POST",
+    "/datasets/{dataset_id}/retrieve",
+    "/datasets/{dataset_id}/hit-testing",
+    summary="Search a dataset (its retrieval config, fields overridden by retrieval_model)",
+    body=RetrieveBody,
+)
+def retrieve(dataset_id: str, body: RetrieveBody) -> Response:
+    dataset = visible_dataset(dataset_id)
+    config: RetrievalConfig = dataset.retrieval.merged(body.retrieval_model)
+    hits = dataset.search_with(body.query, config)
+    return jsonify({"query": {"content": body.query}, "records": _records(hits)})
+
+
+@routes.route(
+    "POST",
+    "/retrieve",
+    summary="Search several datasets: routing 'single' (a router picks one) or 'multiple' (all, merged)",
+    body=CrossRetrieveBody,
+)
+def retrieve_across(body: CrossRetrieveBody) -> Response:
+    allowed = principal().datasets
+    if body.datasets is not None:
+        targets: list[str] | None = [visible_dataset(name).id for name in body.datasets]
+    elif allowed is not None:
+        targets = [summary.id for summary in context().catalog.datasets(sorted(allowed))]
+    else:
+        targets = None
+    if targets == []:
+        return jsonify(
+            {
+                "query": {"content": body.query},
+                "records": [],
+                "datasets": [],
+                "routing": body.routing,
+                "router": None,
+                "note": "no dataset to search",
+            }
+        )
+    result = context().kb.retrieve(
+        body.query,
+        datasets=targets,
+        routing=body.routing,
+        router=body.router,
+        top_k=body.top_k,
+        score_threshold=body.score_threshold,
+        merge=body.merge,
+    )
+    return jsonify(
+        {
+            "query": {"content": body.query},
+            "records": _records(result.hits),
+            "datasets": result.datasets,
+            "routing": result.routing,
+            "router": result.router,
+            "note": result.note,
+        }
+    )

@@ -1,0 +1,211 @@
+"""Browsing and curating datasets and documents page by page, as an admin API needs.
+
+Queries here read one page at a time with its total, so a listing costs the same at 10 or
+100,000 documents; enabling, disabling and archiving documents change only database rows,
+because search serves a segment only while its document is enabled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from zhiku.core.db.models import DatasetRow, DocumentJobRow, DocumentRow, SegmentRow
+from zhiku.core.errors import NotFound
+from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.knowledge_base.jobs import ArchivedDocument
+from zhiku.knowledge_base.pipeline import PipelineSpec
+from zhiku.knowledge_base.records import DocumentInfo
+
+
+@dataclass(frozen=True)
+class DatasetSummary:
+    """A dataset's settings as stored (one query for a whole page, unlike the facade's properties)."""
+
+    id: str
+    name: str
+    description: str
+    embedding_model: str
+    retrieval: RetrievalConfig
+    process_rule: PipelineSpec
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, row: DatasetRow) -> DatasetSummary:
+        return cls(
+            id=row.id,
+            name=row.name,
+            description=row.description,
+            embedding_model=row.embedding_model,
+            retrieval=RetrievalConfig.model_validate(row.retrieval_config),
+            process_rule=PipelineSpec.model_validate(row.process_rule),
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+        )
+
+
+@dataclass(frozen=True)
+class DatasetCounts:
+    documents: int = 0
+    segments: int = 0
+    words: int = 0
+
+
+class Catalog:
+    """Pages of datasets and documents, their counts, and document enable/disable/archive."""
+
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+
+    def dataset_ids(
+        self, *, offset: int, limit: int, keyword: str | None = None, within: Collection[str] | None = None
+    ) -> tuple[list[str], int]:
+        """One page of dataset ids, newest first, and how many match in all.
+
+        ``keyword`` matches names case-insensitively; ``within`` restricts to those ids.
+        """
+        query = select(DatasetRow.id)
+        if keyword:
+            query = query.where(DatasetRow.name.icontains(keyword, autoescape=True))
+        if within is not None:
+            query = query.where(DatasetRow.id.in_(list(within)))
+        with self._sessions() as session:
+            total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+            ids = list(
+                session.scalars(
+                    query.order_by(DatasetRow.created_at.desc(), DatasetRow.id).offset(offset).limit(limit)
+                )
+            )
+        return ids, int(total)
+
+    def datasets(self, dataset_ids: Sequence[str]) -> list[DatasetSummary]:
+        """Summaries of these datasets, in the order given (unknown ids are left out)."""
+        with self._sessions() as session:
+            rows = {
+                row.id: row
+                for row in session.scalars(select(DatasetRow).where(DatasetRow.id.in_(list(dataset_ids))))
+            }
+        return [DatasetSummary.of(rows[i]) for i in dataset_ids if i in rows]
+
+    def dataset_counts(self, dataset_ids: Sequence[str]) -> dict[str, DatasetCounts]:
+        """Documents, segments and characters of segment text per dataset."""
+        with self._sessions() as session:
+            documents = dict(
+                session.execute(
+                    select(DocumentRow.dataset_id, func.count())
+                    .where(DocumentRow.dataset_id.in_(list(dataset_ids)))
+                    .group_by(DocumentRow.dataset_id)
+                ).all()
+            )
+            segments = {
+                dataset_id: (count, words)
+                for dataset_id, count, words in session.execute(
+                    select(SegmentRow.dataset_id, func.count(), func.sum(func.length(SegmentRow.content)))
+                    .where(SegmentRow.dataset_id.in_(list(dataset_ids)))
+                    .group_by(SegmentRow.dataset_id)
+                ).all()
+            }
+        return {
+            dataset_id: DatasetCounts(
+                documents=int(documents.get(dataset_id, 0)),
+                segments=int(segments.get(dataset_id, (0, 0))[0]),
+                words=int(segments.get(dataset_id, (0, 0))[1] or 0),
+            )
+            for dataset_id in dataset_ids
+        }
+
+    def documents(
+        self, dataset_id: str, *, offset: int, limit: int, keyword: str | None = None
+    ) -> tuple[list[DocumentInfo], int]:
+        """One page of a dataset's documents, newest first; ``keyword`` matches names."""
+        query = select(DocumentRow).where(DocumentRow.dataset_id == dataset_id)
+        if keyword:
+            query = query.where(DocumentRow.name.icontains(keyword, autoescape=True))
+        with self._sessions() as session:
+            total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+            rows = session.scalars(
+                query.order_by(DocumentRow.created_at.desc(), DocumentRow.id.desc())
+                .offset(offset)
+                .limit(limit)
+            ).all()
+            return [DocumentInfo.of(row) for row in rows], int(total)
+
+    def document_words(self, document_ids: Sequence[str]) -> dict[str, int]:
+        """Characters of segment text per document."""
+        with self._sessions() as session:
+            rows = session.execute(
+                select(SegmentRow.document_id, func.sum(func.length(SegmentRow.content)))
+                .where(SegmentRow.document_id.in_(list(document_ids)))
+                .group_by(SegmentRow.document_id)
+            ).all()
+            return {document_id: int(words or 0) for document_id, words in rows}
+
+    def document_positions(self, dataset_id: str, document_ids: Sequence[str]) -> dict[str, int]:
+        """1-based order of creation of documents within their dataset."""
+        numbered = (
+            select(
+                DocumentRow.id,
+                func.row_number().over(order_by=(DocumentRow.created_at, DocumentRow.id)).label("position"),
+            )
+            .where(DocumentRow.dataset_id == dataset_id)
+            .subquery()
+        )
+        with self._sessions() as session:
+            rows = session.execute(
+                select(numbered.c.id, numbered.c.position).where(numbered.c.id.in_(list(document_ids)))
+            ).all()
+            return {document_id: int(position) for document_id, position in rows}
+
+    def set_enabled(self, dataset_id: str, document_ids: Sequence[str], enabled: bool) -> None:
+        """Serve (or stop serving) documents' segments; archived documents refuse."""
+        with self._sessions.begin() as session:
+            self._check(session, dataset_id, document_ids, writable=True)
+            session.execute(
+                update(DocumentRow).where(DocumentRow.id.in_(list(document_ids))).values(enabled=enabled)
+            )
+
+    def set_archived(self, dataset_id: str, document_ids: Sequence[str], archived: bool) -> None:
+        """Archive (stop serving, make read-only) or unarchive (serve again) documents."""
+        with self._sessions.begin() as session:
+            self._check(session, dataset_id, document_ids, writable=False)
+            for document_id in document_ids:
+                job = session.get(DocumentJobRow, document_id)
+                if job is None:
+                    job = DocumentJobRow(document_id=document_id, dataset_id=dataset_id)
+                    session.add(job)
+                job.archived = archived
+            session.execute(
+                update(DocumentRow).where(DocumentRow.id.in_(list(document_ids))).values(enabled=not archived)
+            )
+
+    def rename(self, dataset_id: str, document_id: str, name: str) -> None:
+        with self._sessions.begin() as session:
+            self._check(session, dataset_id, [document_id], writable=True)
+            session.execute(update(DocumentRow).where(DocumentRow.id == document_id).values(name=name[:1024]))
+
+    def is_archived(self, document_id: str) -> bool:
+        with self._sessions() as session:
+            job = session.get(DocumentJobRow, document_id)
+            return bool(job is not None and job.archived)
+
+    @staticmethod
+    def _check(session: Session, dataset_id: str, document_ids: Sequence[str], *, writable: bool) -> None:
+        """NotFound for an id outside the dataset (before anything changes); ArchivedDocument when
+        ``writable`` and one is archived."""
+        found = dict(
+            session.execute(
+                select(DocumentRow.id, DocumentJobRow.archived)
+                .outerjoin(DocumentJobRow, DocumentJobRow.document_id == DocumentRow.id)
+                .where(DocumentRow.id.in_(list(document_ids)), DocumentRow.dataset_id == dataset_id)
+            ).all()
+        )
+        for document_id in document_ids:
+            if document_id not in found:
+                raise NotFound(f"no document {document_id!r} in this dataset")
+            if writable and found[document_id]:
+                raise ArchivedDocument(f"document {document_id!r} is archived; unarchive it first")

@@ -1,0 +1,334 @@
+"""The indexing queue: documents waiting for the indexing workers, kept in the database.
+
+The state lives in ``documents.status`` and a ``document_jobs`` row, so it survives a restart
+and is shared by every thread and process on the same database:
+
+- a queued document is ``waiting`` and has a job row whose ``upload`` is its stored file;
+- a worker claims it with one conditional UPDATE (``waiting`` → ``parsing``): of two workers,
+  only the one whose UPDATE changed the row runs it;
+- ``pause`` moves a document that is ``waiting`` or in a stage before ``indexing`` to ``paused``
+  the same way; a running worker finds the document paused at its next stage change and stops
+  there (:class:`IndexingPaused`); ``resume`` puts it back to ``waiting``;
+- a document caught in a stage by a crash goes back to ``waiting`` when the knowledge base is
+  opened again, if its upload is still on disk (see ``KnowledgeBase._recover_interrupted``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from zhiku.core.db.models import DocumentJobRow, DocumentRow, new_id, utcnow
+from zhiku.core.errors import InvalidInput, NotFound, ZhikuError
+from zhiku.knowledge_base.records import IN_PROGRESS
+from zhiku.knowledge_base.uploads import Uploads
+
+#: States a document can be paused from: later, in ``indexing``, its segments are being written.
+PAUSABLE = ("waiting", "parsing", "cleaning", "splitting")
+#: States ``retry`` accepts: failed, or served with some chunks failed (the whole file is redone).
+RETRYABLE = ("error", "completed_with_errors")
+#: How many waiting documents one claim looks at (others may be taken by other workers meanwhile).
+_CLAIM_WINDOW = 16
+
+
+class IndexingPaused(ZhikuError):
+    """Raised inside an ingest when its document was paused: the run stops at that stage."""
+
+    code = "indexing_paused"
+
+
+class DocumentIndexing(ZhikuError):
+    """The document is being indexed now; it cannot be changed or deleted until that ends."""
+
+    code = "document_indexing"
+
+
+class InvalidState(ZhikuError):
+    """The document's status does not allow this (resume a document that is not paused, ...)."""
+
+    code = "invalid_state"
+
+
+class ArchivedDocument(ZhikuError):
+    """An archived document is read-only until it is unarchived."""
+
+    code = "archived_document_immutable"
+
+
+@dataclass(frozen=True)
+class Job:
+    """A claimed document: where its upload is and the process rule it was queued with."""
+
+    document_id: str
+    dataset_id: str
+    upload: Path
+    process_rule: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class JobState:
+    """What the API shows of a document's job: its batch, pause time and archive flag."""
+
+    batch: str | None
+    paused_at: datetime | None
+    archived: bool
+    queued: bool
+
+
+def new_batch() -> str:
+    """A batch id in Dify's form: UTC time to the second, then six random digits."""
+    return datetime.now(UTC).strftime("%Y%m%d%H%M%S") + f"{secrets.randbelow(10**6):06d}"
+
+
+class IndexingQueue:
+    """Queue, claim, pause, resume and retry documents for the indexing workers."""
+
+    def __init__(self, sessions: sessionmaker[Session], uploads: Uploads) -> None:
+        self._sessions = sessions
+        self.uploads = uploads
+
+    # -- queueing ----------------------------------------------------------------------------
+
+    def enqueue(
+        self,
+        dataset_id: str,
+        name: str,
+        data: bytes,
+        *,
+        file_name: str,
+        batch: str,
+        process_rule: dict[str, Any] | None = None,
+    ) -> str:
+        """Store ``data`` and add a ``waiting`` document for it; returns the document id."""
+        document_id = new_id()
+        path = self.uploads.save(document_id, file_name, data)
+        try:
+            with self._sessions.begin() as session:
+                session.add(
+                    DocumentRow(
+                        id=document_id,
+                        dataset_id=dataset_id,
+                        name=name[:1024],
+                        source=str(path),
+                        size=len(data),
+                        file_hash=hashlib.sha256(data).hexdigest(),
+                        status="waiting",
+                    )
+                )
+                session.flush()
+                session.add(
+                    DocumentJobRow(
+                        document_id=document_id,
+                        dataset_id=dataset_id,
+                        batch=batch,
+                        upload=str(path),
+                        process_rule=process_rule,
+                    )
+                )
+        except BaseException:
+            self.uploads.remove(document_id)
+            raise
+        return document_id
+
+    def requeue(
+        self,
+        dataset_id: str,
+        document_id: str,
+        *,
+        batch: str,
+        name: str | None = None,
+        data: bytes | None = None,
+        file_name: str | None = None,
+        process_rule: dict[str, Any] | None = None,
+    ) -> None:
+        """Index an existing document again: new content (``data``), or its stored upload again
+        with a new process rule. Its segments stay served until the new version replaces them."""
+        with self._sessions() as session:
+            row = self._document(session, dataset_id, document_id)
+            if row.status in IN_PROGRESS:
+                raise DocumentIndexing(f"document {document_id!r} is being indexed; wait or pause it first")
+            job = session.get(DocumentJobRow, document_id)
+            if job is not None and job.archived:
+                raise ArchivedDocument(f"document {document_id!r} is archived; unarchive it first")
+            previous_upload = job.upload if job is not None else None
+        if data is not None:
+            path = self.uploads.save(document_id, file_name or name or row.name, data)
+        elif previous_upload and Path(previous_upload).is_file():
+            path = Path(previous_upload)
+        else:
+            raise InvalidInput(
+                f"document {document_id!r} has no stored upload to index again; send its content"
+            )
+        values: dict[str, Any] = {"status": "waiting", "error": None, "source": str(path)}
+        if name:
+            values["name"] = name[:1024]
+        if data is not None:
+            values.update(size=len(data), file_hash=hashlib.sha256(data).hexdigest())
+        with self._sessions.begin() as session:
+            changed = session.execute(
+                update(DocumentRow)
+                .where(DocumentRow.id == document_id, DocumentRow.status.not_in(IN_PROGRESS))
+                .values(**values)
+            )
+            if changed.rowcount != 1:  # type: ignore[attr-defined]
+                raise DocumentIndexing(f"document {document_id!r} is being indexed; wait or pause it first")
+            job = session.get(DocumentJobRow, document_id)
+            if job is None:
+                job = DocumentJobRow(document_id=document_id, dataset_id=dataset_id)
+                session.add(job)
+            job.batch, job.upload, job.paused_at = batch, str(path), None
+            if process_rule is not None:
+                job.process_rule = process_rule
+
+    def retry(self, dataset_id: str, document_ids: Sequence[str], batch: str) -> None:
+        """Queue failed documents again from their stored uploads (all of them, or none of them)."""
+        with self._sessions() as session:
+            for document_id in document_ids:
+                row = self._document(session, dataset_id, document_id)
+                if row.status not in RETRYABLE:
+                    raise InvalidState(
+                        f"document {document_id!r} is {row.status}; only failed documents are retried"
+                    )
+                job = session.get(DocumentJobRow, document_id)
+                if job is None or not job.upload or not Path(job.upload).is_file():
+                    raise InvalidState(
+                        f"document {document_id!r} has no stored upload; send its content again"
+                    )
+        for document_id in document_ids:
+            self.requeue(dataset_id, document_id, batch=batch)
+
+    # -- the workers' side -------------------------------------------------------------------
+
+    def claim(self, exclude: Collection[str] = ()) -> Job | None:
+        """Take the oldest waiting queued document (``waiting`` → ``parsing``), or None."""
+        with self._sessions() as session:
+            candidates = session.execute(
+                select(
+                    DocumentRow.id, DocumentRow.dataset_id, DocumentJobRow.upload, DocumentJobRow.process_rule
+                )
+                .join(DocumentJobRow, DocumentJobRow.document_id == DocumentRow.id)
+                .where(DocumentRow.status == "waiting", DocumentJobRow.upload.is_not(None))
+                .order_by(DocumentRow.created_at)
+                .limit(_CLAIM_WINDOW)
+            ).all()
+        for document_id, dataset_id, upload, process_rule in candidates:
+            if document_id in exclude:
+                continue
+            with self._sessions.begin() as session:
+                claimed = session.execute(
+                    update(DocumentRow)
+                    .where(DocumentRow.id == document_id, DocumentRow.status == "waiting")
+                    .values(status="parsing", parsing_started_at=utcnow(), error=None)
+                )
+            if claimed.rowcount == 1:  # type: ignore[attr-defined]
+                return Job(document_id, dataset_id, Path(upload), process_rule)
+        return None
+
+    def fail(self, document_id: str, reason: str) -> None:
+        """Mark a claimed document ``error`` (a failure outside the ingest's own handling)."""
+        with self._sessions.begin() as session:
+            session.execute(
+                update(DocumentRow)
+                .where(DocumentRow.id == document_id, DocumentRow.status.in_(IN_PROGRESS))
+                .values(status="error", error=reason, error_at=utcnow())
+            )
+
+    # -- pause and resume --------------------------------------------------------------------
+
+    def pause(self, dataset_id: str, document_id: str) -> None:
+        """Stop a waiting or running document at its next stage change (``paused``)."""
+        with self._sessions.begin() as session:
+            row = self._document(session, dataset_id, document_id)
+            changed = session.execute(
+                update(DocumentRow)
+                .where(DocumentRow.id == document_id, DocumentRow.status.in_(PAUSABLE))
+                .values(status="paused")
+            )
+            if changed.rowcount != 1:  # type: ignore[attr-defined]
+                raise InvalidState(
+                    f"document {document_id!r} is {row.status}; only waiting documents and documents "
+                    "not yet writing their segments can be paused"
+                )
+            self._job(session, row).paused_at = utcnow()
+
+    def resume(self, dataset_id: str, document_id: str) -> None:
+        """Queue a paused document again; it is indexed from the start."""
+        with self._sessions.begin() as session:
+            row = self._document(session, dataset_id, document_id)
+            changed = session.execute(
+                update(DocumentRow)
+                .where(DocumentRow.id == document_id, DocumentRow.status == "paused")
+                .values(status="waiting")
+            )
+            if changed.rowcount != 1:  # type: ignore[attr-defined]
+                raise InvalidState(f"document {document_id!r} is {row.status}, not paused")
+            self._job(session, row).paused_at = None
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def states(self, document_ids: Sequence[str]) -> dict[str, JobState]:
+        """Job state of the documents that have one."""
+        if not document_ids:
+            return {}
+        with self._sessions() as session:
+            rows = session.scalars(
+                select(DocumentJobRow).where(DocumentJobRow.document_id.in_(list(document_ids)))
+            ).all()
+        return {
+            row.document_id: JobState(row.batch, row.paused_at, row.archived, row.upload is not None)
+            for row in rows
+        }
+
+    def batch_documents(self, dataset_id: str, batch: str) -> list[str]:
+        """Ids of the documents queued in ``batch``, oldest first; NotFound for an unknown batch."""
+        with self._sessions() as session:
+            ids = list(
+                session.scalars(
+                    select(DocumentJobRow.document_id)
+                    .join(DocumentRow, DocumentRow.id == DocumentJobRow.document_id)
+                    .where(DocumentJobRow.dataset_id == dataset_id, DocumentJobRow.batch == batch)
+                    .order_by(DocumentRow.created_at)
+                )
+            )
+        if not ids:
+            raise NotFound(f"no batch {batch!r} in this dataset")
+        return ids
+
+    def sweep_uploads(self) -> int:
+        """Remove stored uploads whose document no longer exists (deleted, or never committed).
+
+        Run it before requests are served: an upload being queued has its file before its row.
+        """
+        if not self.uploads.root.is_dir():
+            return 0
+        with self._sessions() as session:
+            known = set(session.scalars(select(DocumentRow.id)))
+        removed = 0
+        for folder in self.uploads.root.iterdir():
+            if folder.is_dir() and folder.name not in known:
+                self.uploads.remove(folder.name)
+                removed += 1
+        return removed
+
+    @staticmethod
+    def _document(session: Session, dataset_id: str, document_id: str) -> DocumentRow:
+        row = session.get(DocumentRow, document_id)
+        if row is None or row.dataset_id != dataset_id:
+            raise NotFound(f"no document {document_id!r} in this dataset")
+        return row
+
+    @staticmethod
+    def _job(session: Session, row: DocumentRow) -> DocumentJobRow:
+        job = session.get(DocumentJobRow, row.id)
+        if job is None:
+            job = DocumentJobRow(document_id=row.id, dataset_id=row.dataset_id)
+            session.add(job)
+        return job

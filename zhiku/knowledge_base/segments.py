@@ -1,0 +1,256 @@
+"""Reading and editing one dataset's segments by hand, each change re-indexed for that segment only.
+
+An edit of ``content`` or ``keywords`` re-embeds and re-tokenizes the one segment in the vector,
+BM25 and keyword stores; ``enabled`` flips its flag in the stores; ``answer`` is not indexed
+(Q&A segments index the question) and changes only the row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from zhiku.core.db.models import DocumentJobRow, DocumentRow, SegmentRow
+from zhiku.core.documents import Segment, content_hash, segment_id
+from zhiku.core.errors import InvalidInput, NotFound
+from zhiku.knowledge_base.dataset_index import DatasetIndex
+from zhiku.knowledge_base.jobs import ArchivedDocument, DocumentIndexing, InvalidState
+from zhiku.knowledge_base.pipeline import PipelineSpec
+from zhiku.knowledge_base.records import IN_PROGRESS
+from zhiku.splitters import TiktokenLength, TransformersTokenizerLength
+from zhiku.splitters.length import LengthFunction
+
+#: Every stored segment is indexed: its row is written in the transaction that indexes it.
+SEGMENT_STATUS = "completed"
+_SERVED_DOCUMENT = ("completed", "completed_with_errors")
+
+
+@dataclass(frozen=True)
+class StoredSegment:
+    """A segment as stored, with the time its row was first written."""
+
+    segment: Segment
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class NewSegment:
+    content: str
+    answer: str | None = None
+    keywords: Sequence[str] = ()
+
+
+def length_function(spec: PipelineSpec) -> LengthFunction:
+    """The token counter the dataset's splitter uses, so edited segments count tokens the same way."""
+    return (
+        TiktokenLength() if spec.length == "cl100k_base" else TransformersTokenizerLength(Path(spec.length))
+    )
+
+
+class SegmentEditor:
+    """List, read, add, change and delete the segments of one dataset's documents."""
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        dataset_id: str,
+        index: Callable[[], DatasetIndex],
+        spec: PipelineSpec,
+    ) -> None:
+        self._sessions = sessions
+        self._dataset_id = dataset_id
+        self._index = index
+        self._spec = spec
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def page(
+        self,
+        document_id: str,
+        *,
+        offset: int,
+        limit: int,
+        keyword: str | None = None,
+        enabled: bool | None = None,
+        statuses: Sequence[str] = (),
+    ) -> tuple[list[StoredSegment], int]:
+        """One page of a document's segments in order, and how many match in all.
+
+        ``keyword`` matches content or answer case-insensitively; ``statuses`` other than
+        ``completed`` match nothing, since a stored segment is always indexed.
+        """
+        with self._sessions() as session:
+            self._document(session, document_id)
+            if statuses and SEGMENT_STATUS not in statuses:
+                return [], 0
+            query = select(SegmentRow).where(SegmentRow.document_id == document_id)
+            if keyword:
+                query = query.where(
+                    SegmentRow.content.icontains(keyword, autoescape=True)
+                    | SegmentRow.answer.icontains(keyword, autoescape=True)
+                )
+            if enabled is not None:
+                query = query.where(SegmentRow.enabled.is_(enabled))
+            total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+            rows = session.scalars(query.order_by(SegmentRow.position).offset(offset).limit(limit)).all()
+            return [_stored(row) for row in rows], int(total)
+
+    def get(self, document_id: str, segment_id_: str) -> StoredSegment:
+        with self._sessions() as session:
+            self._document(session, document_id)
+            return _stored(self._segment(session, document_id, segment_id_))
+
+    def by_ids(self, segment_ids: Sequence[str]) -> dict[str, StoredSegment]:
+        """Stored segments of this dataset by id (missing ids are left out)."""
+        with self._sessions() as session:
+            rows = session.scalars(
+                select(SegmentRow).where(
+                    SegmentRow.id.in_(list(segment_ids)), SegmentRow.dataset_id == self._dataset_id
+                )
+            ).all()
+            return {row.id: _stored(row) for row in rows}
+
+    # -- editing -----------------------------------------------------------------------------
+
+    def add(self, document_id: str, items: Sequence[NewSegment]) -> list[StoredSegment]:
+        """Append segments to an indexed document (Q&A documents need an answer for each)."""
+        with self._sessions() as session:
+            document = self._editable(session, document_id)
+            if document.status not in _SERVED_DOCUMENT:
+                raise InvalidState(
+                    f"document {document_id!r} is {document.status}; segments are added once it is indexed"
+                )
+            start = session.scalar(
+                select(func.coalesce(func.max(SegmentRow.position) + 1, 0)).where(
+                    SegmentRow.document_id == document_id
+                )
+            )
+        if self._spec.doc_form == "qa_model" and any(not (item.answer or "").strip() for item in items):
+            raise InvalidInput("each segment of a qa_model dataset needs an answer")
+        length = length_function(self._spec)
+        segments = []
+        for offset, item in enumerate(items):
+            content = _non_empty(item.content)
+            position = int(start or 0) + offset
+            segments.append(
+                Segment(
+                    id=segment_id(document_id, position, content),
+                    document_id=document_id,
+                    position=position,
+                    content=content,
+                    tokens=length(content),
+                    hash=content_hash(content),
+                    keywords=[k for k in item.keywords if k.strip()],
+                    answer=item.answer,
+                )
+            )
+        self._index().write_segments(segments)
+        stored = self.by_ids([s.id for s in segments])
+        return [stored[s.id] for s in segments]
+
+    def update(
+        self,
+        document_id: str,
+        segment_id_: str,
+        *,
+        content: str | None = None,
+        answer: str | None = None,
+        keywords: Sequence[str] | None = None,
+        enabled: bool | None = None,
+    ) -> StoredSegment:
+        """Change a segment; only what changed is re-indexed, and only for this segment."""
+        with self._sessions() as session:
+            self._editable(session, document_id)
+            current = _stored(self._segment(session, document_id, segment_id_)).segment
+        changed = replace(current)
+        if content is not None:
+            changed.content = _non_empty(content)
+            changed.hash = content_hash(changed.content)
+            changed.tokens = length_function(self._spec)(changed.content)
+            if keywords is None:
+                changed.keywords = []  # extracted again from the new text
+        if keywords is not None:
+            changed.keywords = [k for k in keywords if k.strip()]
+        if answer is not None:
+            changed.answer = answer
+        if enabled is not None:
+            changed.enabled = enabled
+        if changed.content != current.content or changed.keywords != current.keywords:
+            self._index().write_segments([changed])
+        else:
+            self._update_row(changed, enabled_changed=changed.enabled != current.enabled)
+        return self.get(document_id, segment_id_)
+
+    def delete(self, document_id: str, segment_id_: str) -> None:
+        with self._sessions() as session:
+            self._editable(session, document_id)
+            self._segment(session, document_id, segment_id_)
+        self._index().delete_segments([segment_id_])
+
+    def _update_row(self, segment: Segment, *, enabled_changed: bool) -> None:
+        with self._sessions.begin() as session:
+            session.execute(
+                update(SegmentRow)
+                .where(SegmentRow.id == segment.id)
+                .values(answer=segment.answer, enabled=segment.enabled)
+            )
+        if enabled_changed:
+            index = self._index()
+            index.vector.set_enabled([segment.id], segment.enabled)
+            index.fulltext.set_enabled([segment.id], segment.enabled)
+            index.vector.flush()
+            index.fulltext.flush()
+
+    # -- checks ------------------------------------------------------------------------------
+
+    def _document(self, session: Session, document_id: str) -> DocumentRow:
+        row = session.get(DocumentRow, document_id)
+        if row is None or row.dataset_id != self._dataset_id:
+            raise NotFound(f"no document {document_id!r} in this dataset")
+        return row
+
+    def _editable(self, session: Session, document_id: str) -> DocumentRow:
+        row = self._document(session, document_id)
+        if row.status in IN_PROGRESS:
+            raise DocumentIndexing(f"document {document_id!r} is being indexed; edit its segments afterwards")
+        job = session.get(DocumentJobRow, document_id)
+        if job is not None and job.archived:
+            raise ArchivedDocument(f"document {document_id!r} is archived; unarchive it first")
+        return row
+
+    @staticmethod
+    def _segment(session: Session, document_id: str, segment_id_: str) -> SegmentRow:
+        row = session.get(SegmentRow, segment_id_)
+        if row is None or row.document_id != document_id:
+            raise NotFound(f"no segment {segment_id_!r} in this document")
+        return row
+
+
+def _non_empty(content: str) -> str:
+    text = content.strip()
+    if not text:
+        raise InvalidInput("a segment needs non-empty content")
+    return text
+
+
+def _stored(row: SegmentRow) -> StoredSegment:
+    return StoredSegment(
+        Segment(
+            id=row.id,
+            document_id=row.document_id,
+            position=row.position,
+            content=row.content,
+            tokens=row.tokens,
+            hash=row.hash,
+            keywords=list(row.keywords or []),
+            answer=row.answer,
+            enabled=row.enabled,
+            metadata=dict(row.seg_metadata or {}),
+        ),
+        row.created_at,
+    )
