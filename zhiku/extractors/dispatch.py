@@ -16,6 +16,7 @@ from zhiku.core.errors import ExtractionError, UnsupportedFileType
 from zhiku.core.registry import Registry
 from zhiku.extractors.base import Extractor, read_bytes
 from zhiku.extractors.sniff import detect_format
+from zhiku.extractors.zip_guard import ZIP_FORMATS, check_zip
 
 extractors: Registry[Extractor] = Registry("extractors")
 
@@ -57,13 +58,20 @@ def extractor_for(name: str, head: bytes) -> Extractor:
     """
     if not head:
         raise ExtractionError(name, "empty file")
-    fmt = detect_format(name, head)
-    if fmt is None:
-        raise UnsupportedFileType(name)
-    return extractors.create(fmt)
+    return extractors.create(_format(name, head))
 
 
 def extract(source: Path | bytes, name: str) -> list[Document]:
     """Read a file (a path or its bytes) into Documents; ``name`` is what errors and metadata show."""
     data = read_bytes(source, name)
-    return extractor_for(name, data).extract(data, name=name)
+    extractor = extractor_for(name, data)
+    if _format(name, data) in ZIP_FORMATS:
+        check_zip(data, name)
+    return extractor.extract(data, name=name)
+
+
+def _format(name: str, head: bytes) -> str:
+    fmt = detect_format(name, head)
+    if fmt is None:
+        raise UnsupportedFileType(name)
+    return fmt

@@ -594,6 +594,17 @@ class Dataset:
             self._write(self._kb._index(self.id), [(document_id, segments)], None)
         return self.document(document_id)
 
+    def _check_size(self, name: str, source: Path | bytes) -> None:
+        """Refuse a file over ``upload_max_mb`` before reading it: a 50 MB text file is some
+        100,000 chunks, hours of embedding, and most often a log or a dump added by mistake."""
+        limit = self._kb.settings.upload_max_mb
+        size = _size(source)
+        if size > limit * 1024 * 1024:
+            raise InvalidInput(
+                f"{name}: file too large ({size / 1024 / 1024:.1f} MB; the limit is {limit:g} MB, "
+                "setting upload_max_mb)"
+            )
+
     def _outcome(self, document_id: str, outcome: IndexOutcome) -> list[Segment] | None:
         """Record the chunks a processor could not index on the document (before the write that
         completes it, so a crash cannot lose them); None when nothing is left to write."""
@@ -682,6 +693,7 @@ class Dataset:
             zip(sources, document_ids, strict=True), start=1
         ):
             try:
+                self._check_size(name, source)
                 chunks = pipeline.chunks(
                     source, name, on_stage=functools.partial(self._set_stage, document_id), timings=timings
                 )
