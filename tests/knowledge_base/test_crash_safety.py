@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sqlalchemy import update
 
 from tests.fixtures.make_files import make_text
 from zhiku import KnowledgeBase
@@ -49,3 +50,18 @@ def test_documents_interrupted_mid_ingest_are_marked_error_on_open(tmp_path: Pat
         info = kb.dataset("interrupted").document(doc.id)
         assert info.status == "error"
         assert "interrupted during indexing" in (info.error or "")
+
+
+def test_only_the_owner_of_the_data_directory_recovers(tmp_path: Path) -> None:
+    """A second process opening the directory (a CLI beside a server) must not fail the first's
+    running documents; once the first is gone, the next opener recovers them."""
+    home = tmp_path / "home"
+    with KnowledgeBase.open(home, embedding_model="use") as owner:
+        ds = owner.create_dataset("d")
+        info = ds.add_text("a.txt", "running")
+        with owner.sessions.begin() as session:
+            session.execute(update(DocumentRow).where(DocumentRow.id == info.id).values(status="indexing"))
+        with KnowledgeBase.open(home, embedding_model="use") as bystander:
+            assert bystander.dataset("d").document(info.id).status == "indexing"
+    with KnowledgeBase.open(home, embedding_model="use") as next_owner:
+        assert next_owner.dataset("d").document(info.id).status == "error"

@@ -31,6 +31,7 @@ from zhiku.index_processors import ChunkFailure, IndexOutcome
 from zhiku.index_processors.qa import renumber
 from zhiku.knowledge_base.dataset_index import DatasetIndex, open_embedding
 from zhiku.knowledge_base.jobs import IndexingPaused
+from zhiku.knowledge_base.owner_lock import OwnerLock
 from zhiku.knowledge_base.pipeline import Pipeline, PipelineSpec, Stage
 from zhiku.knowledge_base.records import IN_PROGRESS, DocumentInfo
 from zhiku.knowledge_base.segments import SegmentEditor
@@ -61,7 +62,10 @@ class KnowledgeBase:
         self._retrieval: DatasetRetrieval | None = None
         self._chats: dict[str, ChatModel] = {}
         self._reranks: dict[str, RerankModel] = {}
-        self._recover_interrupted()
+        self._dirty: set[str] = set()
+        self._owner = OwnerLock(settings.home)
+        if self._owner.held:
+            self._recover_interrupted()
 
     @classmethod
     def open(cls, home: str | Path | None = None, **settings: Any) -> KnowledgeBase:
@@ -89,6 +93,7 @@ class KnowledgeBase:
                 chat.close()
             self._chats.clear()
         self._engine.dispose()
+        self._owner.release()
 
     # -- datasets ------------------------------------------------------------------------------
 
