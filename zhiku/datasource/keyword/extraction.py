@@ -43,28 +43,24 @@ def idf(word: str) -> float:
     return table.get(word, median)
 
 
-def _is_keyword_candidate(token: str) -> bool:
-    # Single CJK characters and single letters carry little meaning as keywords (jieba drops them
-    # too), nor do one- or two-digit numbers (the "09", "00" of "09:00"), which would otherwise
-    # crowd a segment's few keyword slots; codes and longer numbers ("207", "2018") are kept:
-    # they are what keyword search is for.
-    if token.isdigit():
-        return len(token) >= 3
-    return len(token) >= 2
-
-
 def extract_keywords(tokens: Sequence[str], top_n: int) -> list[tuple[str, float]]:
-    """The ``top_n`` tokens by TF-IDF (tf normalised by the segment's token count), best first."""
+    """The ``top_n`` tokens by TF-IDF (tf normalised by the segment's token count), best first.
+
+    Candidates have two characters or more, and numbers three digits or more: single CJK
+    characters and single letters carry little meaning as keywords (jieba drops them too), nor do
+    one- or two-digit numbers (the "09", "00" of "09:00"), which would otherwise crowd a segment's
+    few keyword slots; codes and longer numbers ("207", "2018") are what keyword search is for.
+    """
     table, median = _idf_table()
     total = len(tokens)
-    # Counted first, so the candidate test and the IDF look-up run once per distinct token.
-    scored = [
-        (word, count / total * table.get(word, median))
+    # Counted first, so the candidate test and the IDF look-up run once per distinct token; the
+    # (-score, word) pairs sort without a key function (ties: alphabetical).
+    ranked = sorted(
+        (-(count / total * table.get(word, median)), word)
         for word, count in Counter(tokens).items()
-        if _is_keyword_candidate(word)
-    ]
-    scored.sort(key=lambda item: (-item[1], item[0]))
-    return scored[:top_n]
+        if len(word) > 2 or (len(word) == 2 and not word.isdigit())
+    )
+    return [(word, -negative) for negative, word in ranked[:top_n]]
 
 
 class KeywordExtractor:
