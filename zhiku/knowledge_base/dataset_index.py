@@ -8,8 +8,9 @@ Write protocol (what makes "all stores or none" hold without a distributed trans
    version becomes visible, because search only returns segments whose rows exist;
 3. delete the old points that the new version does not reuse from both stores, and flush.
 
-A crash before 2 leaves invisible points (swept at the next open); a crash after 2 leaves old
-points that are invisible too. Either way a reader never sees a half-indexed document.
+A crash before 2 leaves invisible new points; a crash after 2 leaves old points that are
+invisible too. Either way a reader never sees a half-indexed document, and the next open sweeps
+the points that have no row.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,7 @@ from zhiku.knowledge_base.embedding_cache import DatabaseEmbeddingCache
 from zhiku.providers.embedding import CachedEmbedding, create_embedding_model
 
 _UPSERT_BATCH = 512
+_SEGMENTS = SegmentRow.metadata.tables[SegmentRow.__tablename__]
 
 
 def open_embedding(name: str, options: dict[str, Any], sessions: sessionmaker[Session]) -> CachedEmbedding:
@@ -115,7 +118,8 @@ class DatasetIndex:
         self.vector = _open_vector(settings, dataset.id, dataset.embedding_dim)
         self.fulltext = _open_fulltext(settings, dataset.id)
         self.keywords = KeywordStore(sessions, dataset.id, self.tokenizer)
-        self._write_lock = threading.Lock()
+        # re-entrant: an edit holds it from reading a segment to writing it (see ``editing``)
+        self._write_lock = threading.RLock()
         self.search_service = RetrievalService(
             {
                 "semantic": _SemanticChannel(self),
@@ -202,8 +206,8 @@ class DatasetIndex:
                 self.keywords.delete_segments(session, old_ids)
                 for start in range(0, len(old_ids), 500):
                     session.execute(delete(SegmentRow).where(SegmentRow.id.in_(old_ids[start : start + 500])))
-                if segments:
-                    session.execute(insert(SegmentRow), [self._row(s) for s in segments])
+                if segments:  # Core executemany on the table: no per-row ORM bookkeeping
+                    session.execute(insert(_SEGMENTS), [self._row(s) for s in segments])
                 self.keywords.add(
                     session, [(s.id, w) for s, w in zip(segments, keyword_weights, strict=True)]
                 )
@@ -266,6 +270,14 @@ class DatasetIndex:
             self.fulltext.flush()
 
     # -- single segments (edits through the HTTP API) ----------------------------------------
+
+    @contextmanager
+    def editing(self) -> Iterator[None]:
+        """Hold this dataset's writes for a read-modify-write of its segments: an edit that read a
+        segment (or its document, or the next free position) before a concurrent write changed
+        them would bring back a deleted segment, undo another edit or reuse a position."""
+        with self._write_lock:
+            yield
 
     def write_segments(self, segments: Sequence[Segment]) -> None:
         """Index these segments (new, or changed) without touching the rest of their documents.
@@ -361,14 +373,21 @@ class DatasetIndex:
             )
 
     def sweep_orphans(self) -> int:
-        """Delete store points without a segment row (left by an interrupted ingest)."""
+        """Delete store points without a segment row: left by a crash before a commit, or after
+        one and before the replaced or deleted points went. A point is written before its row and
+        deleted after it, so a store holding as many points as there are rows has no orphan:
+        counting first keeps the usual call, with nothing to sweep, cheap."""
         with self._write_lock:
             with self._sessions() as session:
+                rows = session.scalar(select(func.count()).where(SegmentRow.dataset_id == self.dataset_id))
+                stores = [store for store in (self.vector, self.fulltext) if store.count() != rows]
+                if not stores:
+                    return 0
                 known = set(
                     session.scalars(select(SegmentRow.id).where(SegmentRow.dataset_id == self.dataset_id))
                 )
             removed = 0
-            for store in (self.vector, self.fulltext):
+            for store in stores:
                 orphans = sorted(store.ids() - known)
                 if orphans:
                     store.delete(orphans)

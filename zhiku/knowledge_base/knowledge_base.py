@@ -62,7 +62,6 @@ class KnowledgeBase:
         self._retrieval: DatasetRetrieval | None = None
         self._chats: dict[str, ChatModel] = {}
         self._reranks: dict[str, RerankModel] = {}
-        self._dirty: set[str] = set()
         self._owner = OwnerLock(settings.home)
         if self._owner.held:
             self._recover_interrupted()
@@ -289,18 +288,19 @@ class KnowledgeBase:
                 embedding = self._embedding_unlocked(row.embedding_model, row.embedding_options or {})
                 index = DatasetIndex(self.settings, self._sessions, row, embedding=embedding)
                 self._indexes[dataset_id] = index
-                if dataset_id in self._dirty:
+                if self._owner.held:  # points a crash left without rows; cheap when there are none
                     index.sweep_orphans()
-                    self._dirty.discard(dataset_id)
             return index
 
     def _recover_interrupted(self) -> None:
         """Documents caught mid-ingest by a crash are marked ``error``, except those queued through
         the HTTP API whose upload is still stored: they go back to ``waiting`` and the indexing
-        workers run them again. Their datasets get swept."""
+        workers run them again. ``waiting`` documents without a stored upload (the later files of
+        an ``add_files`` call, a ``replace_file`` not yet started) would wait forever: ``error``."""
         with self._sessions.begin() as session:
-            rows = session.scalars(select(DocumentRow).where(DocumentRow.status.in_(IN_PROGRESS))).all()
-            self._dirty = {row.dataset_id for row in rows}
+            rows = session.scalars(
+                select(DocumentRow).where(DocumentRow.status.in_((*IN_PROGRESS, "waiting")))
+            ).all()
             uploads = dict(
                 session.execute(
                     select(DocumentJobRow.document_id, DocumentJobRow.upload).where(
@@ -313,9 +313,9 @@ class KnowledgeBase:
                 if upload and Path(upload).is_file():
                     row.status = "waiting"
                     continue
-                stage = row.status
+                stage = "before indexing" if row.status == "waiting" else f"during {row.status}"
                 row.status = "error"
-                row.error = f"interrupted during {stage}: the process stopped; re-ingest the file"
+                row.error = f"interrupted {stage}: the process stopped; re-ingest the file"
                 row.error_at = utcnow()
 
 
@@ -450,14 +450,15 @@ class Dataset:
 
     def set_segment_enabled(self, segment_id: str, enabled: bool) -> None:
         """Enable or disable one segment in the database and in both stores."""
-        with self._kb.sessions.begin() as session:
-            row = session.get(SegmentRow, segment_id)
-            if row is None or row.dataset_id != self.id:
-                raise NotFound(f"no segment {segment_id!r} in dataset {self.name!r}")
-            row.enabled = enabled
         index = self._kb._index(self.id)
-        index.vector.set_enabled([segment_id], enabled)
-        index.fulltext.set_enabled([segment_id], enabled)
+        with index.editing():  # a concurrent edit of the segment would set its stores' flag back
+            with self._kb.sessions.begin() as session:
+                row = session.get(SegmentRow, segment_id)
+                if row is None or row.dataset_id != self.id:
+                    raise NotFound(f"no segment {segment_id!r} in dataset {self.name!r}")
+                row.enabled = enabled
+            index.vector.set_enabled([segment_id], enabled)
+            index.fulltext.set_enabled([segment_id], enabled)
 
     def replace_file(
         self, document_id: str, path: str | Path, *, pipeline: Pipeline | None = None

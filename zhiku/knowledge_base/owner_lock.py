@@ -27,6 +27,7 @@ class OwnerLock:
 
     def __init__(self, home: Path) -> None:
         self._fd: int | None = None
+        self.held: bool
         if fcntl is None:
             self.held = True
             return

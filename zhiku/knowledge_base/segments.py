@@ -119,37 +119,39 @@ class SegmentEditor:
 
     def add(self, document_id: str, items: Sequence[NewSegment]) -> list[StoredSegment]:
         """Append segments to an indexed document (Q&A documents need an answer for each)."""
-        with self._sessions() as session:
-            document = self._editable(session, document_id)
-            if document.status not in _SERVED_DOCUMENT:
-                raise InvalidState(
-                    f"document {document_id!r} is {document.status}; segments are added once it is indexed"
+        with self._index().editing():  # the next free position stays free until written
+            with self._sessions() as session:
+                document = self._editable(session, document_id)
+                if document.status not in _SERVED_DOCUMENT:
+                    raise InvalidState(
+                        f"document {document_id!r} is {document.status}; "
+                        "segments are added once it is indexed"
+                    )
+                start = session.scalar(
+                    select(func.coalesce(func.max(SegmentRow.position) + 1, 0)).where(
+                        SegmentRow.document_id == document_id
+                    )
                 )
-            start = session.scalar(
-                select(func.coalesce(func.max(SegmentRow.position) + 1, 0)).where(
-                    SegmentRow.document_id == document_id
+            if self._spec.doc_form == "qa_model" and any(not (item.answer or "").strip() for item in items):
+                raise InvalidInput("each segment of a qa_model dataset needs an answer")
+            length = length_function(self._spec)
+            segments = []
+            for offset, item in enumerate(items):
+                content = _non_empty(item.content)
+                position = int(start or 0) + offset
+                segments.append(
+                    Segment(
+                        id=segment_id(document_id, position, content),
+                        document_id=document_id,
+                        position=position,
+                        content=content,
+                        tokens=length(content),
+                        hash=content_hash(content),
+                        keywords=[k for k in item.keywords if k.strip()],
+                        answer=item.answer,
+                    )
                 )
-            )
-        if self._spec.doc_form == "qa_model" and any(not (item.answer or "").strip() for item in items):
-            raise InvalidInput("each segment of a qa_model dataset needs an answer")
-        length = length_function(self._spec)
-        segments = []
-        for offset, item in enumerate(items):
-            content = _non_empty(item.content)
-            position = int(start or 0) + offset
-            segments.append(
-                Segment(
-                    id=segment_id(document_id, position, content),
-                    document_id=document_id,
-                    position=position,
-                    content=content,
-                    tokens=length(content),
-                    hash=content_hash(content),
-                    keywords=[k for k in item.keywords if k.strip()],
-                    answer=item.answer,
-                )
-            )
-        self._index().write_segments(segments)
+            self._index().write_segments(segments)
         stored = self.by_ids([s.id for s in segments])
         return [stored[s.id] for s in segments]
 
@@ -164,33 +166,35 @@ class SegmentEditor:
         enabled: bool | None = None,
     ) -> StoredSegment:
         """Change a segment; only what changed is re-indexed, and only for this segment."""
-        with self._sessions() as session:
-            self._editable(session, document_id)
-            current = _stored(self._segment(session, document_id, segment_id_)).segment
-        changed = replace(current)
-        if content is not None:
-            changed.content = _non_empty(content)
-            changed.hash = content_hash(changed.content)
-            changed.tokens = length_function(self._spec)(changed.content)
-            if keywords is None:
-                changed.keywords = []  # extracted again from the new text
-        if keywords is not None:
-            changed.keywords = [k for k in keywords if k.strip()]
-        if answer is not None:
-            changed.answer = answer
-        if enabled is not None:
-            changed.enabled = enabled
-        if changed.content != current.content or changed.keywords != current.keywords:
-            self._index().write_segments([changed])
-        else:
-            self._update_row(changed, enabled_changed=changed.enabled != current.enabled)
-        return self.get(document_id, segment_id_)
+        with self._index().editing():  # no other write between reading the segment and writing it
+            with self._sessions() as session:
+                self._editable(session, document_id)
+                current = _stored(self._segment(session, document_id, segment_id_)).segment
+            changed = replace(current)
+            if content is not None:
+                changed.content = _non_empty(content)
+                changed.hash = content_hash(changed.content)
+                changed.tokens = length_function(self._spec)(changed.content)
+                if keywords is None:
+                    changed.keywords = []  # extracted again from the new text
+            if keywords is not None:
+                changed.keywords = [k for k in keywords if k.strip()]
+            if answer is not None:
+                changed.answer = answer
+            if enabled is not None:
+                changed.enabled = enabled
+            if changed.content != current.content or changed.keywords != current.keywords:
+                self._index().write_segments([changed])
+            else:
+                self._update_row(changed, enabled_changed=changed.enabled != current.enabled)
+            return self.get(document_id, segment_id_)
 
     def delete(self, document_id: str, segment_id_: str) -> None:
-        with self._sessions() as session:
-            self._editable(session, document_id)
-            self._segment(session, document_id, segment_id_)
-        self._index().delete_segments([segment_id_])
+        with self._index().editing():
+            with self._sessions() as session:
+                self._editable(session, document_id)
+                self._segment(session, document_id, segment_id_)
+            self._index().delete_segments([segment_id_])
 
     def _update_row(self, segment: Segment, *, enabled_changed: bool) -> None:
         with self._sessions.begin() as session:

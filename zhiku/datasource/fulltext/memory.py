@@ -105,6 +105,10 @@ class RankBM25Store:
         with self._lock:
             return set(self._records)
 
+    def disabled_ids(self) -> set[str]:
+        with self._lock:
+            return {record_id for record_id, record in self._records.items() if not record.enabled}
+
     def count(self) -> int:
         with self._lock:
             return len(self._records)

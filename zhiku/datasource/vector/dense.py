@@ -74,6 +74,10 @@ class DenseVectorStore:
     def ids(self) -> set[str]:
         return {point.id for point in self._collection.scroll(with_vector=False)}
 
+    def disabled_ids(self) -> set[str]:
+        """Records search leaves out, to compare with the rows' flags."""
+        return {p.id for p in self._collection.scroll(with_vector=False) if not p.payload.get(ENABLED_KEY)}
+
     def count(self) -> int:
         return self._collection.count()
 
