@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from zhiku import KnowledgeBase
 from zhiku.core.documents import Segment
-from zhiku.knowledge_base.knowledge_base import Dataset
+from zhiku.knowledge_base.dataset import Dataset
 
 
 def assert_stores_match_rows(kb: KnowledgeBase, dataset: Dataset) -> list[Segment]:

@@ -31,10 +31,10 @@ from zhiku import KnowledgeBase
 from zhiku.benchmarking import SyntheticEmbedding  # importing it registers the "synthetic" model
 from zhiku.datasource.keyword.extraction import idf
 from zhiku.datasource.tokenizer import Tokenizer
+from zhiku.knowledge_base import dataset as dataset_module
 from zhiku.knowledge_base import dataset_index
-from zhiku.knowledge_base import knowledge_base as kb_module
+from zhiku.knowledge_base.dataset import Dataset
 from zhiku.knowledge_base.dataset_index import DatasetIndex
-from zhiku.knowledge_base.knowledge_base import Dataset
 from zhiku.knowledge_base.pipeline import PipelineSpec
 
 #: Hook name → whether the process dies before the hooked call runs (else right after it).
@@ -114,7 +114,7 @@ def install(killer: Killer, index: DatasetIndex) -> None:
 
 def run(plan: dict[str, Any]) -> Counter[str]:
     """Carry out the plan's steps (in a forked child); the hook counts if nothing killed it."""
-    kb_module.WRITE_BATCH_SEGMENTS = int(plan["write_batch_segments"])
+    dataset_module.WRITE_BATCH_SEGMENTS = int(plan["write_batch_segments"])
     dataset_index._UPSERT_BATCH = int(plan["upsert_batch"])
     kill = plan.get("kill")
     killer = Killer((kill[0], int(kill[1])) if kill else None)

@@ -29,8 +29,8 @@ from tests.reliability.consistency import assert_stores_match_rows
 from zhiku import KnowledgeBase
 from zhiku.core.errors import NotFound
 from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.knowledge_base.dataset import Dataset
 from zhiku.knowledge_base.jobs import DocumentIndexing
-from zhiku.knowledge_base.knowledge_base import Dataset
 from zhiku.knowledge_base.segments import NewSegment, SegmentEditor
 
 pytestmark = pytest.mark.reliability

@@ -1,6 +1,7 @@
 """The public facade: KnowledgeBase, Dataset, Pipeline."""
 
-from zhiku.knowledge_base.knowledge_base import Dataset, KnowledgeBase
+from zhiku.knowledge_base.dataset import Dataset
+from zhiku.knowledge_base.knowledge_base import KnowledgeBase
 from zhiku.knowledge_base.pipeline import Pipeline, PipelineSpec
 from zhiku.knowledge_base.records import DocumentInfo
 
