@@ -97,8 +97,12 @@ class IndexingWorkers:
                 self._progress[job.document_id] = (done, total)
 
         try:
-            pipeline = PipelineSpec.model_validate(job.process_rule).build() if job.process_rule else None
             dataset = self._kb.dataset(job.dataset_id)
+            pipeline = (
+                PipelineSpec.model_validate(job.process_rule).build(chat=dataset.chat_model)
+                if job.process_rule
+                else None
+            )
             info = dataset.index_waiting(job.document_id, pipeline=pipeline, on_embedded=on_embedded)
             log.info("indexed %s (%s): %s", info.name, info.id, info.status)
         except ZhikuError as exc:
