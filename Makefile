@@ -5,14 +5,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 HOME_DIR ?= $(HOME)/.zhiku
 
-.PHONY: demo test bench eval lint clean
+.PHONY: demo test test-postgres bench fuzz eval lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch pinned first, so that the [torch] extra below finds it satisfied
 	$(BIN)/pip install --quiet "torch==2.13.0"
-	$(BIN)/pip install --quiet -e ".[torch,dev]"
+	$(BIN)/pip install --quiet -e ".[torch,postgres,dev]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -21,8 +21,20 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# The database-touching tests again on a throwaway PostgreSQL server (installed if missing).
+test-postgres: $(STAMP)
+	PYTHON=$(BIN)/python bash scripts/ci_postgres.sh
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
+
+# Schemathesis against a live `zhiku serve` on 127.0.0.1 (tests/api/test_fuzz.py): every phase,
+# FUZZ_EXAMPLES examples per operation and phase, a new seed (ZHIKU_FUZZ_SEED=N repeats a run).
+FUZZ_EXAMPLES ?= 100
+fuzz: $(STAMP)
+	ZHIKU_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) ZHIKU_FUZZ_SEED=$${ZHIKU_FUZZ_SEED:-$$(date +%s)} \
+		ZHIKU_FUZZ_PHASES=examples,coverage,fuzzing,stateful \
+		$(BIN)/python -m pytest -q tests/api/test_fuzz.py
 
 eval: $(STAMP)
 	for set in scifact covidqa zh_medical_dialogue cmrc2018_train; do \

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sqlalchemy import insert, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from zhiku.core.db.inserts import insert_missing
 from zhiku.core.db.models import EmbeddingCacheRow
 
 _BATCH = 500
@@ -35,30 +36,24 @@ class DatabaseEmbeddingCache:
         return found
 
     def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
-        digests = list(items)
+        """Cache vectors by text hash. Keys go in sorted order, so that two writers inserting
+        overlapping keys on PostgreSQL wait for each other instead of deadlocking."""
+        digests = sorted(items)
         for start in range(0, len(digests), _BATCH):
             self._put_batch(model, {d: items[d] for d in digests[start : start + _BATCH]})
 
     def _put_batch(self, model: str, items: dict[str, np.ndarray]) -> None:
+        """Insert the vectors; one another writer cached meanwhile (same model and text) is kept."""
         if not items:
             return
+        rows = [
+            {
+                "model": model,
+                "hash": digest,
+                "dim": int(vector.shape[-1]),
+                "vector": np.asarray(vector, dtype=np.float32).tobytes(),
+            }
+            for digest, vector in items.items()
+        ]
         with self._sessions.begin() as session:
-            existing = set(
-                session.scalars(
-                    select(EmbeddingCacheRow.hash).where(
-                        EmbeddingCacheRow.model == model, EmbeddingCacheRow.hash.in_(list(items))
-                    )
-                )
-            )
-            rows = [
-                {
-                    "model": model,
-                    "hash": digest,
-                    "dim": int(vector.shape[-1]),
-                    "vector": np.asarray(vector, dtype=np.float32).tobytes(),
-                }
-                for digest, vector in items.items()
-                if digest not in existing
-            ]
-            if rows:
-                session.execute(insert(EmbeddingCacheRow), rows)
+            session.execute(insert_missing(session, EmbeddingCacheRow), rows)

@@ -5,7 +5,9 @@ and is shared by every thread and process on the same database:
 
 - a queued document is ``waiting`` and has a job row whose ``upload`` is its stored file;
 - a worker claims it with one conditional UPDATE (``waiting`` → ``parsing``): of two workers,
-  only the one whose UPDATE changed the row runs it;
+  only the one whose UPDATE changed the row runs it. On SQLite the writes are serialised; on
+  PostgreSQL the second UPDATE waits for the first one's row lock, then re-checks ``status``
+  and changes nothing. The lock lasts one statement, so ``SKIP LOCKED`` would gain nothing;
 - ``pause`` moves a document that is ``waiting`` or in a stage before ``indexing`` to ``paused``
   the same way; a running worker finds the document paused at its next stage change and stops
   there (:class:`IndexingPaused`); ``resume`` puts it back to ``waiting``;

@@ -70,7 +70,7 @@ class DocumentRow(Base):
     source: Mapped[str] = mapped_column(Text, default="")
     file_hash: Mapped[str | None] = mapped_column(String(64))
     size: Mapped[int] = mapped_column(Integer, default=0)
-    status: Mapped[str] = mapped_column(String(16), default="waiting")
+    status: Mapped[str] = mapped_column(String(32), default="waiting")
     error: Mapped[str | None] = mapped_column(Text)
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     segment_count: Mapped[int] = mapped_column(Integer, default=0)
@@ -135,17 +135,15 @@ class DocumentJobRow(Base):
     """How the HTTP API manages a document: the upload batch, the stored upload and process rule
     the indexing workers read, and the pause and archive state.
 
-    A table of its own rather than columns of ``documents``, so databases created before the API
-    need no migration (missing tables are created when a knowledge base is opened). A document
-    with a row here and an ``upload`` is queued for the workers while it is ``waiting``.
+    A table of its own rather than columns of ``documents``: only documents the API manages have
+    one. A document with a row here and an ``upload`` is queued for the workers while it is
+    ``waiting``.
     """
 
     __tablename__ = "document_jobs"
     __table_args__ = (Index("ix_document_jobs_dataset_batch", "dataset_id", "batch"),)
 
-    document_id: Mapped[str] = mapped_column(
-        ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True
-    )
+    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True)
     dataset_id: Mapped[str] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
     batch: Mapped[str | None] = mapped_column(String(32))
     upload: Mapped[str | None] = mapped_column(Text)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
 
@@ -28,3 +28,10 @@ def make_sqlite_engine(url: str) -> Engine:
         cursor.close()
 
     return engine
+
+
+def begin_exclusive(connection: Connection) -> None:
+    """Begin a write transaction now rather than at the first write, so that two processes
+    migrating one new file take turns (the busy timeout makes the second wait) and the DDL of
+    a migration is all-or-nothing."""
+    connection.exec_driver_sql("BEGIN IMMEDIATE")

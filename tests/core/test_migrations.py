@@ -1,0 +1,153 @@
+"""Alembic migrations: they build exactly the models' schema, adopt databases made before
+migrations existed, and run once when several openers race on a new database.
+
+These run on the run's backend: SQLite, or PostgreSQL under ``ZHIKU_TEST_DATABASE_URL``.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Engine, create_engine, inspect, select, text
+
+from zhiku.core.db import DatasetRow, make_engine, make_session_factory
+from zhiku.core.db.migrate import alembic_config, current_revision, head_revision
+from zhiku.core.db.models import Base
+from zhiku.core.errors import ConfigError
+
+MODEL_TABLES = set(Base.metadata.tables)
+LEGACY_DATASET = {
+    "id": "'d1'",
+    "name": "'old'",
+    "description": "''",
+    "embedding_model": "'use'",
+    "embedding_dim": "512",
+    **{
+        column: "'{}'"
+        for column in ("embedding_options", "retrieval_config", "process_rule", "tokenizer_settings")
+    },
+    "doc_form": "'paragraph'",
+    "created_at": "CURRENT_TIMESTAMP",
+    "updated_at": "CURRENT_TIMESTAMP",
+}
+
+
+def _schema_differences(engine: Engine) -> list[Any]:
+    with engine.connect() as connection:
+        return list(compare_metadata(MigrationContext.configure(connection), Base.metadata))
+
+
+def test_migrations_build_exactly_the_models_schema(database_url: str) -> None:
+    engine = make_engine(database_url)
+    try:
+        assert _schema_differences(engine) == []
+        assert set(inspect(engine).get_table_names()) == MODEL_TABLES | {"alembic_version"}
+        with engine.connect() as connection:
+            assert current_revision(connection) == head_revision() == "0001"
+    finally:
+        engine.dispose()
+
+
+def test_opening_again_changes_nothing(database_url: str) -> None:
+    make_engine(database_url).dispose()
+    engine = make_engine(database_url)
+    try:
+        with engine.connect() as connection:
+            assert connection.execute(text("SELECT count(*) FROM alembic_version")).scalar() == 1
+    finally:
+        engine.dispose()
+
+
+def test_a_database_from_a_newer_release_is_refused(database_url: str) -> None:
+    engine = make_engine(database_url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(text("UPDATE alembic_version SET version_num = '9999'"))
+    finally:
+        engine.dispose()
+    with pytest.raises(ConfigError, match="revision '9999', made by a newer zhiku"):
+        make_engine(database_url)
+
+
+def test_downgrade_to_base_removes_every_table(database_url: str) -> None:
+    engine = make_engine(database_url)
+    try:
+        with engine.begin() as connection:
+            command.downgrade(alembic_config(connection), "base")
+        assert set(inspect(engine).get_table_names()) <= {"alembic_version"}
+    finally:
+        engine.dispose()
+
+
+def _database_before_migrations(url: str, *, first_release: bool) -> None:
+    """What ``create_all`` made before there were migrations, with one dataset in it.
+
+    ``first_release``: the schema of the first release, before ``datasets.llm_options``, the HTTP
+    API's tables and the wider ``documents.status``; otherwise the models as they were when
+    migrations were introduced."""
+    engine = create_engine(url)
+    try:
+        Base.metadata.create_all(engine)
+        with engine.begin() as connection:
+            if first_release:
+                connection.execute(text("DROP TABLE api_keys"))
+                connection.execute(text("DROP TABLE document_jobs"))
+                connection.execute(text("ALTER TABLE datasets DROP COLUMN llm_options"))
+                if connection.dialect.name != "sqlite":
+                    connection.execute(text("ALTER TABLE documents ALTER COLUMN status TYPE VARCHAR(16)"))
+            row = dict(LEGACY_DATASET, **({} if first_release else {"llm_options": "'{}'"}))
+            connection.execute(
+                text(f"INSERT INTO datasets ({', '.join(row)}) VALUES ({', '.join(row.values())})")
+            )
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("first_release", [True, False], ids=["first-release", "before-migrations"])
+def test_database_made_before_migrations_is_adopted(database_url: str, first_release: bool) -> None:
+    _database_before_migrations(database_url, first_release=first_release)
+    engine = make_engine(database_url)
+    try:
+        assert _schema_differences(engine) == []
+        with engine.connect() as connection:
+            assert current_revision(connection) == head_revision()
+        with make_session_factory(engine)() as session:
+            dataset = session.scalars(select(DatasetRow)).one()
+        assert (dataset.name, dataset.llm_options) == ("old", {})
+    finally:
+        engine.dispose()
+
+
+def test_concurrent_openers_of_a_new_database_migrate_it_once(database_url: str) -> None:
+    errors: list[BaseException] = []
+    engines: list[Engine] = []
+    start = threading.Barrier(4)
+
+    def open_database() -> None:
+        start.wait()
+        try:
+            engines.append(make_engine(database_url))
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_database) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    try:
+        assert errors == []
+        assert len(engines) == 4
+        with engines[0].connect() as connection:
+            assert connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [
+                "0001"
+            ]
+        assert _schema_differences(engines[0]) == []
+    finally:
+        for engine in engines:
+            engine.dispose()

@@ -1,0 +1,21 @@
+"""INSERTs that keep the row already there when another writer got to the same key first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Insert, insert
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+
+def insert_missing(session: Session, table: Any) -> Insert:
+    """``INSERT ... ON CONFLICT DO NOTHING`` on SQLite and PostgreSQL: rows whose primary key
+    exists are skipped, not an error, whichever concurrent writer committed them. Other databases
+    get a plain INSERT."""
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        return postgresql.insert(table).on_conflict_do_nothing()
+    if dialect == "sqlite":
+        return sqlite.insert(table).on_conflict_do_nothing()
+    return insert(table)
