@@ -1,7 +1,9 @@
-"""Run the whole benchmark at 10k and 100k segments and print every figure (see README.md here).
+"""Run the whole benchmark at 10k and 100k segments and print every figure (see README.md here),
+then the API load run (``api_load.py``) at the smallest size.
 
     python benchmarks/run_all.py                       # 10,000 and 100,000 segments, 200 queries
     python benchmarks/run_all.py --segments 10000 --json results.json
+    python benchmarks/run_all.py --api-clients         # without the API load run
 
 Offline; works in a temporary directory (under ``--home`` when given) that is removed at the end.
 """
@@ -16,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmark this checkout
+
+from api_load import format_api_load, run_api_load  # noqa: E402
 
 from zhiku.benchmarking import run_benchmark  # noqa: E402
 
@@ -57,10 +61,24 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--home", type=Path, default=None, help="Directory for the temporary data.")
     parser.add_argument("--json", type=Path, default=None, help="Also write the results to this file.")
+    parser.add_argument(
+        "--api-clients",
+        type=int,
+        nargs="*",
+        default=[1, 4, 8],
+        help="Concurrent clients of the API load run, at the smallest size (none: skip it).",
+    )
     args = parser.parse_args()
     results = [run_benchmark(args.home, segments=n, queries=args.queries, log=print) for n in args.segments]
     for line in summary(results):
         print(line)
+    if args.api_clients:
+        smallest = min(results, key=lambda r: r["segments"])
+        smallest["api_load"] = run_api_load(
+            args.home, segments=smallest["segments"], clients=args.api_clients, log=print
+        )
+        for line in format_api_load(smallest["api_load"]):
+            print(line)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
 

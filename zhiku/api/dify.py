@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from zhiku.api.plugins import plugin_names
 from zhiku.cleaners.registry import cleaners
 from zhiku.core.documents import Hit
 from zhiku.index_processors import index_processors
@@ -23,7 +24,9 @@ from zhiku.knowledge_base.segments import SEGMENT_STATUS, StoredSegment
 
 DOC_FORM_IN = {"text_model": "paragraph"}
 DOC_FORM_OUT = {"paragraph": "text_model"}
-_LANGUAGES = {"zh": "zh", "chinese": "zh", "中文": "zh", "en": "en", "english": "en", "英文": "en"}
+#: Q&A languages a request may name (in any case), as zhiku names them.
+LANGUAGES = {"zh": "zh", "Chinese": "zh", "中文": "zh", "en": "en", "English": "en", "英文": "en"}
+_LANGUAGE_OF = {name.lower(): code for name, code in LANGUAGES.items()}
 #: Statuses shown to Dify clients: a partly failed Q&A document is served, so it is "completed"
 #: (its ``error`` says which chunks failed).
 _STATUS_OUT = {"completed_with_errors": "completed"}
@@ -64,23 +67,30 @@ def pipeline_spec(
             else _dify_rule(process_rule, data)
         )
     if doc_form:
-        data["doc_form"] = DOC_FORM_IN.get(doc_form, doc_form)
-        if data["doc_form"] not in index_processors.names():
-            known = ", ".join(sorted({DOC_FORM_OUT.get(n, n) for n in index_processors.names()}))
-            raise ValueError(f"doc_form {doc_form!r} is not supported; known: {known}")
+        data["doc_form"] = doc_form
     if doc_language:
-        language = _LANGUAGES.get(doc_language.strip().lower())
+        language = _LANGUAGE_OF.get(doc_language.strip().lower())
         if language is None:
             raise ValueError(f"doc_language {doc_language!r} is not supported: Chinese or English")
         data["doc_language"] = language
-    unknown = [name for name in data["cleaners"] if name not in cleaners.names()]
-    if unknown:
-        raise ValueError(f"unknown pre-processing rule(s) {unknown}; known: {', '.join(cleaners.names())}")
     try:
-        return PipelineSpec.model_validate(data)
+        spec = PipelineSpec.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ValueError(f"process_rule.{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    if DOC_FORM_IN.get(spec.doc_form, spec.doc_form) not in plugin_names(index_processors):
+        raise ValueError(f"doc_form {spec.doc_form!r} is not supported; known: {', '.join(doc_forms())}")
+    known = plugin_names(cleaners)
+    unknown = [name for name in spec.cleaners if name not in known]
+    if unknown:
+        raise ValueError(f"unknown pre-processing rule(s) {unknown}; known: {', '.join(known)}")
+    return spec.model_copy(update={"doc_form": DOC_FORM_IN.get(spec.doc_form, spec.doc_form)})
+
+
+def doc_forms() -> list[str]:
+    """The ``doc_form`` names a request may give: zhiku's and Dify's."""
+    names = plugin_names(index_processors)
+    return sorted({*names, *(DOC_FORM_OUT.get(name, name) for name in names)})
 
 
 def _is_zhiku_rule(rule: dict[str, Any]) -> bool:

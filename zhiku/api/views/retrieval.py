@@ -11,6 +11,7 @@ from flask import Response, jsonify
 from zhiku.api import dify
 from zhiku.api.auth import principal
 from zhiku.api.context import context, visible_dataset
+from zhiku.api.responses import Records, RoutedRecords
 from zhiku.api.routing import Routes
 from zhiku.api.schemas import CrossRetrieveBody, RetrieveBody
 from zhiku.core.documents import Hit
@@ -42,6 +43,7 @@ def _records(hits: Sequence[Hit]) -> list[dict[str, Any]]:
     "/datasets/{dataset_id}/hit-testing",
     summary="Search a dataset (its retrieval config, fields overridden by retrieval_model)",
     body=RetrieveBody,
+    response=Records,
 )
 def retrieve(dataset_id: str, body: RetrieveBody) -> Response:
     dataset = visible_dataset(dataset_id)
@@ -55,6 +57,7 @@ def retrieve(dataset_id: str, body: RetrieveBody) -> Response:
     "/retrieve",
     summary="Search several datasets: routing 'single' (a router picks one) or 'multiple' (all, merged)",
     body=CrossRetrieveBody,
+    response=RoutedRecords,
 )
 def retrieve_across(body: CrossRetrieveBody) -> Response:
     allowed = principal().datasets

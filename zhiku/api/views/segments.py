@@ -7,6 +7,7 @@ from flask import Response, jsonify
 
 from zhiku.api import dify
 from zhiku.api.context import visible_dataset
+from zhiku.api.responses import Result, SegmentList, SegmentOne, SegmentPage
 from zhiku.api.routing import Routes
 from zhiku.api.schemas import SegmentListQuery, SegmentsCreate, SegmentUpdate
 from zhiku.api.views.common import offset, page
@@ -23,6 +24,7 @@ SEGMENT = SEGMENTS + "/{segment_id}"
     SEGMENTS,
     summary="List a document's segments (filter by status, enabled, keyword)",
     query=SegmentListQuery,
+    response=SegmentPage,
 )
 def list_segments(dataset_id: str, document_id: str, query: SegmentListQuery) -> Response:
     dataset = visible_dataset(dataset_id)
@@ -42,7 +44,9 @@ def list_segments(dataset_id: str, document_id: str, query: SegmentListQuery) ->
     )
 
 
-@routes.route("POST", SEGMENTS, summary="Add segments to an indexed document", body=SegmentsCreate)
+@routes.route(
+    "POST", SEGMENTS, summary="Add segments to an indexed document", body=SegmentsCreate, response=SegmentList
+)
 def create_segments(dataset_id: str, document_id: str, body: SegmentsCreate) -> Response:
     dataset = visible_dataset(dataset_id)
     stored = dataset.segment_editor().add(
@@ -56,7 +60,7 @@ def create_segments(dataset_id: str, document_id: str, body: SegmentsCreate) -> 
     )
 
 
-@routes.route("GET", SEGMENT, summary="Get a segment")
+@routes.route("GET", SEGMENT, summary="Get a segment", response=SegmentOne)
 def get_segment(dataset_id: str, document_id: str, segment_id: str) -> Response:
     dataset = visible_dataset(dataset_id)
     stored = dataset.segment_editor().get(document_id, segment_id)
@@ -82,19 +86,24 @@ def _update(dataset_id: str, document_id: str, segment_id: str, body: SegmentUpd
     SEGMENT,
     summary="Update a segment: content, answer, keywords, enabled (Dify's method)",
     body=SegmentUpdate,
+    response=SegmentOne,
 )
 def update_segment(dataset_id: str, document_id: str, segment_id: str, body: SegmentUpdate) -> Response:
     return _update(dataset_id, document_id, segment_id, body)
 
 
 @routes.route(
-    "PATCH", SEGMENT, summary="Update a segment: content, answer, keywords, enabled", body=SegmentUpdate
+    "PATCH",
+    SEGMENT,
+    summary="Update a segment: content, answer, keywords, enabled",
+    body=SegmentUpdate,
+    response=SegmentOne,
 )
 def patch_segment(dataset_id: str, document_id: str, segment_id: str, body: SegmentUpdate) -> Response:
     return _update(dataset_id, document_id, segment_id, body)
 
 
-@routes.route("DELETE", SEGMENT, summary="Delete a segment")
+@routes.route("DELETE", SEGMENT, summary="Delete a segment", response=Result)
 def delete_segment(dataset_id: str, document_id: str, segment_id: str) -> Response:
     visible_dataset(dataset_id).segment_editor().delete(document_id, segment_id)
     return jsonify({"result": "success"})

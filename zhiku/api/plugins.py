@@ -1,0 +1,42 @@
+"""Plugin names a request may use: the registered plugins and the installed entry points.
+
+The registries also import any ``pkg.module:attr`` they are given. That is for code and settings
+the operator writes; a name that arrives in a request must never reach that import, or any
+caller with a key could run any function of the server (``os.system:...`` as a rerank model).
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib.metadata import entry_points
+from typing import Any
+
+from zhiku.core.registry import ENTRY_POINT_GROUP, Registry
+from zhiku.providers.rerank import rerank_models
+
+
+@functools.cache
+def _installed(kind: str) -> frozenset[str]:
+    """Entry-point plugins of ``kind`` (read once: installing a package needs a restart anyway)."""
+    prefix = f"{kind}."
+    return frozenset(
+        ep.name[len(prefix) :] for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name.startswith(prefix)
+    )
+
+
+def plugin_names(registry: Registry[Any]) -> list[str]:
+    return sorted({*registry.names(), *_installed(registry.kind)})
+
+
+def require_plugin(registry: Registry[Any], name: str, what: str) -> str:
+    """``name`` if it is a known plugin; ValueError naming the known ones otherwise."""
+    known = plugin_names(registry)
+    if name not in known:
+        raise ValueError(f"unknown {what} {name!r}; known: {', '.join(known)}")
+    return name
+
+
+def require_rerank_spec(spec: str) -> str:
+    """A rerank spec ``KIND:TARGET`` whose kind is a known plugin."""
+    require_plugin(rerank_models, spec.strip().partition(":")[0], "rerank model kind")
+    return spec
