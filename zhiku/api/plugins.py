@@ -1,8 +1,8 @@
 """Plugin names a request may use: the registered plugins and the installed entry points.
 
-The registries also import any ``pkg.module:attr`` they are given. That is for code and settings
-the operator writes; a name that arrives in a request must never reach that import, or any
-caller with a key could run any function of the server (``os.system:...`` as a rerank model).
+The registries themselves only resolve registered names and installed entry points (never an
+importable path, which would let a caller with a key run any function of the server); checking
+here as well turns an unknown name into a 400 naming the allowed values, before anything is stored.
 """
 
 from __future__ import annotations

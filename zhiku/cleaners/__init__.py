@@ -17,7 +17,7 @@ Rules, by registry name (``build_cleaners(["default", "remove_extra_spaces"])``)
   ``replace_mime_encodings``; asking for them raises ConfigError with the reason.
 
 Third-party cleaners register through the ``zhiku.plugins`` entry point group
-(``cleaners.<name>``) or are named by dotted path (``package.module:Class``).
+(``cleaners.<name>``), or in code with ``cleaners.add(name, factory)``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Named plugin registries: built-ins by name, third parties by entry point or dotted path.
+"""Named plugin registries: built-ins by name, third parties by entry point.
 
 One :class:`Registry` per plug point (``extractors``, ``vector``, ``fulltext``, ``embedding``,
 ``cleaners``, ``splitters``, ``index_processors``). A factory registered under a name is called
@@ -7,7 +7,6 @@ lazily, so heavy imports happen only when that plugin is used.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Generic, TypeVar
@@ -42,7 +41,12 @@ class Registry(Generic[T]):
         return sorted(self._factories)
 
     def factory(self, name: str) -> Callable[..., T]:
-        """The factory for ``name``: a registered name, an entry point, or ``pkg.module:Class``."""
+        """The factory for ``name``: a registered name or an installed entry point.
+
+        Never an importable path: names come from stored settings and request bodies, and
+        importing whatever they name would let any writer of them run any function
+        (``os.system:...``). Code that needs its own class registers it with :meth:`add`.
+        """
         if name in self._factories:
             return self._factories[name]
         for ep in entry_points(group=ENTRY_POINT_GROUP):
@@ -50,12 +54,6 @@ class Registry(Generic[T]):
                 factory = ep.load()
                 self._factories[name] = factory
                 return factory
-        if ":" in name or "." in name:
-            module_name, _, attr = name.replace(":", ".").rpartition(".")
-            try:
-                return getattr(importlib.import_module(module_name), attr)  # type: ignore[no-any-return]
-            except (ImportError, AttributeError) as exc:
-                raise ConfigError(f"cannot load {self.kind} plugin {name!r}: {exc}") from exc
         raise ConfigError(f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}")
 
     def create(self, name: str, **options: object) -> T:

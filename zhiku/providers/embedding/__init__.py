@@ -61,7 +61,7 @@ def _openai(**options: Any) -> EmbeddingModel:
 
 
 def create_embedding_model(name: str = DEFAULT_EMBEDDING_MODEL, **options: Any) -> EmbeddingModel:
-    """The model registered as ``name`` (or an entry point / ``pkg.module:Class``), built with ``options``.
+    """The model registered as ``name`` (or an installed entry point), built with ``options``.
 
     Raises ConfigError for an unknown name and ModelUnavailable when the model is not installed.
     """

@@ -10,7 +10,7 @@ A spec is ``KIND:TARGET``. Built-in kinds:
 
 No cross-encoder weights ship on PyPI, so no local model is built in: point ``cross-encoder:`` at
 a directory. More kinds plug in through the ``rerank_models`` registry: an entry point
-``rerank.KIND`` in group ``zhiku.plugins`` or a dotted ``pkg.module.factory`` as KIND; a factory
+``rerank.KIND`` in group ``zhiku.plugins`` (or ``rerank_models.add`` in code); a factory
 is called as ``factory(target, **options)``.
 """
 
