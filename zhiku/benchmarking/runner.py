@@ -35,6 +35,7 @@ from zhiku.benchmarking.report import format_report
 from zhiku.benchmarking.timing import Latency, paired_sum
 from zhiku.core.documents import Segment
 from zhiku.demo.runner import corpus_files
+from zhiku.extractors import extract
 from zhiku.knowledge_base import KnowledgeBase
 from zhiku.knowledge_base.dataset_index import DatasetIndex
 from zhiku.providers.embedding import DEFAULT_EMBEDDING_MODEL, create_embedding_model
@@ -113,8 +114,10 @@ def _progress(log: Log | None) -> Log:
 def _ingestion(home: Path, corpus: BenchCorpus, passages: int, say: Log) -> dict[str, Any]:
     files = write_corpus(corpus.texts[:passages], home / "files")
     with KnowledgeBase.open(home / "kb") as kb:
-        say("warming up (tokenizer dictionaries, token counter) ...")
+        say("warming up (tokenizer dictionaries, token counter, file parsers) ...")
         kb.create_dataset("warm-up", embedding_model=BENCH_MODEL).add_text("warm-up.txt", WARM_UP_TEXT)
+        for path in corpus_files():  # each format's parser library is imported at its first file
+            extract(path, path.name)
         say("ingesting the demo corpus ...")
         demo = measure_ingest(kb, "demo", corpus_files(), DEMO_RULE, BENCH_MODEL)
         say(f"ingesting {passages:,} passages ...")

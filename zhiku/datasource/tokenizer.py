@@ -5,10 +5,10 @@ inside long words, which favours recall), computed by :class:`SearchCutter`, whi
 same tokens in less time; any other text becomes lower-cased ``\\w+`` words, without stemming.
 Punctuation and whitespace are dropped, digits kept, stop words removed.
 
-Each :class:`Tokenizer` owns a private ``jieba.Tokenizer``, so one dataset's user dictionary never
-changes another dataset's tokens. jieba's default dictionary takes about a second to parse; it is
-parsed once per process and shared, read-only, by every tokenizer without a user dictionary
-(a tokenizer with one works on its own copy).
+A tokenizer with a user dictionary segments with its own copy of jieba's dictionary, so one
+dataset's user dictionary never changes another dataset's tokens. jieba's default dictionary takes
+about a second to parse (and its :class:`Lexicon` a fifth of that); both are made once per process
+and shared, read-only, by every tokenizer without a user dictionary.
 
 Store :meth:`Tokenizer.settings` with a dataset and rebuild with :meth:`Tokenizer.from_settings`,
 so queries are tokenized exactly like the indexed text.
@@ -26,7 +26,7 @@ from typing import Any
 import jieba
 
 from zhiku.core.errors import ConfigError
-from zhiku.datasource.search_cut import SearchCutter
+from zhiku.datasource.search_cut import Lexicon, SearchCutter
 
 #: A few very frequent Chinese function words and English stop words; short on purpose, since
 #: BM25's IDF already discounts common words and a long list removes meaning ("not", "no").
@@ -42,14 +42,23 @@ DEFAULT_STOP_WORDS: frozenset[str] = frozenset(
     """.split()
 )
 
-#: A run of the characters jieba segments as one block; those holding a Han character go to jieba.
-_JIEBA_RUN = re.compile(r"[\u4E00-\u9FD5a-zA-Z0-9+#&._%\-]+")
-_HAN = re.compile(r"[\u4E00-\u9FD5]")
-_BLOCK_ASCII = re.compile(r"[a-zA-Z0-9+#&._%\-]")
+#: jieba segments a run of these characters as one block: Han, and the ASCII it keeps inside words.
+_BLOCK_HAN = "\u4e00-\u9fd5"
+_BLOCK_ASCII_CHARS = "a-zA-Z0-9+#&._%\\-"
+#: A whole block holding a Han character (those go to jieba; the others are plain words). It may
+#: start only where a block starts, and nothing backtracks, so long ASCII runs cost linear time.
+_HAN_BLOCK = re.compile(
+    f"(?<![{_BLOCK_HAN}{_BLOCK_ASCII_CHARS}])[{_BLOCK_ASCII_CHARS}]*+[{_BLOCK_HAN}]"
+    f"[{_BLOCK_HAN}{_BLOCK_ASCII_CHARS}]*+"
+)
+_HAN = re.compile(f"[{_BLOCK_HAN}]")
+_BLOCK_ASCII = re.compile(f"[{_BLOCK_ASCII_CHARS}]")
 _WORD = re.compile(r"\w+")
 
 _DEFAULT_DICT_LOCK = threading.Lock()
 _default_dict: tuple[dict[str, int], int] | None = None
+_DEFAULT_LEXICON_LOCK = threading.Lock()
+_default_lexicon: Lexicon | None = None
 
 #: Distinct Chinese blocks remembered per tokenizer; templated text repeats many clauses.
 _BLOCK_CACHE_SIZE = 16384
@@ -62,6 +71,15 @@ def _default_prefix_dict() -> tuple[dict[str, int], int]:
         if _default_dict is None:
             _default_dict = jieba.Tokenizer.gen_pfdict(jieba.Tokenizer().get_dict_file())
         return _default_dict
+
+
+def _default_dict_lexicon() -> Lexicon:
+    """The :class:`Lexicon` of jieba's default dictionary, built once per process and shared."""
+    global _default_lexicon
+    with _DEFAULT_LEXICON_LOCK:
+        if _default_lexicon is None:
+            _default_lexicon = Lexicon.from_frequencies(*_default_prefix_dict())
+        return _default_lexicon
 
 
 class Tokenizer:
@@ -117,9 +135,7 @@ class Tokenizer:
             self._add_words(text, tokens)
             return tokens
         start = 0
-        for match in _JIEBA_RUN.finditer(text):
-            if not _HAN.search(match.group()):
-                continue
+        for match in _HAN_BLOCK.finditer(text):
             if match.start() > start:
                 self._add_words(text[start : match.start()], tokens)
             tokens.extend(self._cut_block(match.group()))
@@ -155,18 +171,19 @@ class Tokenizer:
         return self._cutter_instance
 
     def _build_cutter(self) -> SearchCutter:
+        if self.user_dict is None:
+            return SearchCutter(_default_dict_lexicon(), hmm=self.hmm)
+        if not self.user_dict.is_file():
+            raise ConfigError(f"jieba user dictionary not found: {self.user_dict}")
         freq, total = _default_prefix_dict()
         instance = jieba.Tokenizer()
-        instance.FREQ, instance.total = (freq, total) if self.user_dict is None else (dict(freq), total)
+        instance.FREQ, instance.total = dict(freq), total
         instance.initialized = True
-        if self.user_dict is not None:
-            if not self.user_dict.is_file():
-                raise ConfigError(f"jieba user dictionary not found: {self.user_dict}")
-            try:
-                instance.load_userdict(str(self.user_dict))
-            except (OSError, ValueError, UnicodeDecodeError) as exc:
-                raise ConfigError(f"invalid jieba user dictionary {self.user_dict}: {exc}") from exc
-        return SearchCutter(instance, hmm=self.hmm)
+        try:
+            instance.load_userdict(str(self.user_dict))
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"invalid jieba user dictionary {self.user_dict}: {exc}") from exc
+        return SearchCutter(Lexicon.from_frequencies(instance.FREQ, instance.total), hmm=self.hmm)
 
     def __repr__(self) -> str:
         stop = f"{len(self.stop_words)} words"

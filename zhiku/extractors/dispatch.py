@@ -56,21 +56,21 @@ def extractor_for(name: str, head: bytes) -> Extractor:
     Raises ExtractionError(name, "empty file") for no bytes and UnsupportedFileType(name) when
     neither the suffix nor the content is a known format.
     """
-    if not head:
-        raise ExtractionError(name, "empty file")
     return extractors.create(_format(name, head))
 
 
 def extract(source: Path | bytes, name: str) -> list[Document]:
     """Read a file (a path or its bytes) into Documents; ``name`` is what errors and metadata show."""
     data = read_bytes(source, name)
-    extractor = extractor_for(name, data)
-    if _format(name, data) in ZIP_FORMATS:
+    fmt = _format(name, data)  # once: sniffing reads up to 64 KB of the file
+    if fmt in ZIP_FORMATS:
         check_zip(data, name)
-    return extractor.extract(data, name=name)
+    return extractors.create(fmt).extract(data, name=name)
 
 
 def _format(name: str, head: bytes) -> str:
+    if not head:
+        raise ExtractionError(name, "empty file")
     fmt = detect_format(name, head)
     if fmt is None:
         raise UnsupportedFileType(name)

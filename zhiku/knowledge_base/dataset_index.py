@@ -333,7 +333,9 @@ class DatasetIndex:
         with self._write_lock:
             with self._sessions.begin() as session:
                 documents = set(
-                    session.scalars(select(SegmentRow.document_id).where(SegmentRow.id.in_(list(segment_ids))))
+                    session.scalars(
+                        select(SegmentRow.document_id).where(SegmentRow.id.in_(list(segment_ids)))
+                    )
                 )
                 self.keywords.delete_segments(session, segment_ids)
                 session.execute(delete(SegmentRow).where(SegmentRow.id.in_(list(segment_ids))))

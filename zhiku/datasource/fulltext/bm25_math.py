@@ -76,8 +76,11 @@ def document_weights(
     """Sparse vector of a document with ``length`` tokens; ``{EMPTY_TERM: 0.0}`` when it has none."""
     if not counts:
         return {EMPTY_TERM: 0.0}
-    tf = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
-    return dict(zip(counts, saturated_tf(tf, length, avgdl, k1, b).tolist(), strict=True))
+    # saturated_tf's operations in its order, on Python floats: the same values, without the
+    # cost of a numpy array per document (a segment has about a hundred terms).
+    scale = k1 + 1.0
+    norm = k1 * (1.0 - b + b * length / avgdl)
+    return {term: tf * scale / (tf + norm) for term, tf in counts.items()}
 
 
 def query_weights(tokens: Iterable[str]) -> dict[int, float]:
