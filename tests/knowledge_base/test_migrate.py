@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,11 @@ def test_migrate_refuses_a_target_with_the_same_names(source: KnowledgeBase, tar
         migrate(source, target)
 
 
+@pytest.mark.skipif(
+    bool(os.environ.get("ZHIKU_TEST_DATABASE_URL")),
+    reason="moves to a SQLite file named on the command line; the PostgreSQL run gives every "
+    "data directory its own schema instead, so the moved copy would not be found there",
+)
 def test_cli_migrate(tmp_path: Path) -> None:
     home, to_home = tmp_path / "home", tmp_path / "moved"
     with KnowledgeBase.open(home, embedding_model="use") as kb:
