@@ -9,7 +9,13 @@ import pytest
 from zhiku import KnowledgeBase
 from zhiku.core.documents import Hit
 from zhiku.core.errors import ConfigError
-from zhiku.retrieval.multi_path import dataset_weights, merge_reranked, merge_rrf, merge_weighted
+from zhiku.retrieval.multi_path import (
+    best_semantic_scores,
+    dataset_weights,
+    merge_reranked,
+    merge_rrf,
+    merge_weighted,
+)
 
 
 def hit(dataset: str, content: str, score: float) -> Hit:
@@ -82,3 +88,14 @@ def test_named_datasets_only_and_unknown_dataset(routed_kb: KnowledgeBase) -> No
     with pytest.raises(Exception, match="no dataset"):
         routed_kb.retrieve("tea", datasets=["nope"])
     assert routed_kb.retrieve("   ").hits == []
+
+
+def test_dataset_fit_from_the_best_semantic_score_of_its_hits() -> None:
+    a = [Hit(segment_id="a1", score=1.0, scores={"semantic": 0.81, "full_text": 9.0}, dataset_id="a")]
+    b = [
+        Hit(segment_id="b1", score=1.0, scores={"full_text": 3.0}),
+        Hit(segment_id="b2", score=0.5, scores={"semantic": 0.7}),
+    ]
+    assert best_semantic_scores({"a": a, "b": b, "empty": []}) == {"a": 0.81, "b": 0.7, "empty": -1.0}
+    only_bm25 = [Hit(segment_id="c1", score=4.0, scores={"full_text": 4.0})]
+    assert best_semantic_scores({"a": a, "c": only_bm25}) is None  # then the router's scores are used

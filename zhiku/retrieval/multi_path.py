@@ -7,9 +7,11 @@ zhiku does not mix raw scores. It offers three merges:
 
 - ``weighted`` (default, no model needed): the federated-search recipe (as in CORI) — each hit's
   score is divided by its dataset's best score, then multiplied by the dataset's *fit* to the
-  query, ``exp((s_d - s_max) / temperature)`` from the embedding router's scores ``s_d``. A
-  dataset the query plainly belongs to keeps its ranking; the others' hits sink unless their
-  dataset fits almost as well. Works across embedding models: the fit comes from one model.
+  query, ``exp((s_d - s_max) / temperature)``. ``s_d`` is the best semantic (cosine) score among
+  the dataset's own hits when all datasets share one embedding model — evidence from the whole
+  dataset, not a sample — else the embedding router's score (one model for all). A dataset the
+  query plainly belongs to keeps its ranking; the others' hits sink unless their dataset fits
+  almost as well.
 - ``reranking_model``: every candidate is re-scored by one rerank model (comparable by
   construction).
 - ``rrf``: reciprocal-rank fusion of the datasets' rankings (no scores at all; treats every
@@ -32,8 +34,9 @@ from zhiku.rerank.types import RerankModel
 Merge = Literal["weighted", "reranking_model", "rrf"]
 
 #: Softness of the dataset fit in ``weighted``: with e5-style cosines a dataset 0.05 below the
-#: best keeps exp(-0.05/0.02) = 8% of its weight. Chosen on the routing evaluation (README).
-DEFAULT_TEMPERATURE = 0.02
+#: best keeps exp(-0.05/0.03) = 19% of its weight. Chosen on the routing evaluation (README):
+#: 0.01-0.05 are within 0.002 nDCG of each other, a hard choice (→ 0) or none (→ ∞) lose.
+DEFAULT_TEMPERATURE = 0.03
 RRF_K = 60
 
 
@@ -45,6 +48,19 @@ def dataset_weights(
         return {}
     best = max(scores.values())
     return {dataset_id: math.exp((score - best) / temperature) for dataset_id, score in scores.items()}
+
+
+def best_semantic_scores(per_dataset: Mapping[str, Sequence[Hit]]) -> dict[str, float] | None:
+    """Each dataset's best semantic score among its hits, or None when a dataset with hits has
+    none (it was searched without the semantic channel): then the fit must come from elsewhere.
+    A dataset without hits fits worst."""
+    best: dict[str, float] = {}
+    for dataset_id, hits in per_dataset.items():
+        scores = [hit.scores["semantic"] for hit in hits if "semantic" in hit.scores]
+        if hits and not scores:
+            return None
+        best[dataset_id] = max(scores) if scores else -1.0
+    return best
 
 
 def merge_weighted(per_dataset: Mapping[str, Sequence[Hit]], weights: Mapping[str, float]) -> list[Hit]:

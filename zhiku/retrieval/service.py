@@ -15,7 +15,7 @@ from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel
 from zhiku.rerank.types import RerankModel
-from zhiku.retrieval.multi_path import Merge, dataset_weights, merge
+from zhiku.retrieval.multi_path import Merge, best_semantic_scores, dataset_weights, merge
 from zhiku.retrieval.profiles import ProfileCache
 from zhiku.retrieval.routers import ROUTERS, EmbeddingRouter, FunctionCallRouter, ReactRouter
 from zhiku.retrieval.types import RetrievalResult, Router, Routing
@@ -30,6 +30,9 @@ class SearchTarget(Protocol):
 
     @property
     def retrieval(self) -> RetrievalConfig: ...
+
+    @property
+    def embedding_model(self) -> str: ...
 
     def search_with(self, query: str, config: RetrievalConfig) -> list[Hit]: ...
 
@@ -149,8 +152,12 @@ class DatasetRetrieval:
             note = "not searched (failed): " + "; ".join(f"{d}: {e}" for d, e in failed.items())
         weights = None
         if merge_by == "weighted" and len(per_dataset) > 1:
-            profiles = self._profiles.profiles(list(per_dataset))
-            weights = dataset_weights(self._embedding_router.scores(query, profiles))
+            models = {target.embedding_model for target in targets if target.id in per_dataset}
+            fit = best_semantic_scores(per_dataset) if len(models) == 1 else None
+            if fit is None:
+                profiles = self._profiles.profiles(list(per_dataset))
+                fit = self._embedding_router.scores(query, profiles)
+            weights = dataset_weights(fit)
         hits = merge(query, per_dataset, merge_by, weights=weights, rerank_model=rerank_model)
         if score_threshold is not None:
             hits = [hit for hit in hits if hit.score >= score_threshold]
