@@ -21,7 +21,7 @@ from zhiku.knowledge_base.jobs import IndexingPaused
 from zhiku.knowledge_base.pipeline import Pipeline, PipelineSpec, Stage
 from zhiku.knowledge_base.qa_import import read_qa_csv
 from zhiku.knowledge_base.records import DocumentInfo
-from zhiku.knowledge_base.segments import SegmentEditor
+from zhiku.knowledge_base.segments import SegmentEditor, segment_of
 from zhiku.providers.llm import ChatModel
 from zhiku.rerank.types import FusedHit
 
@@ -143,21 +143,7 @@ class Dataset:
             if document_id is not None:
                 query = query.where(SegmentRow.document_id == document_id)
             rows = session.scalars(query.order_by(SegmentRow.document_id, SegmentRow.position)).all()
-            return [
-                Segment(
-                    id=r.id,
-                    document_id=r.document_id,
-                    position=r.position,
-                    content=r.content,
-                    tokens=r.tokens,
-                    hash=r.hash,
-                    keywords=list(r.keywords or []),
-                    answer=r.answer,
-                    enabled=r.enabled,
-                    metadata=dict(r.seg_metadata or {}),
-                )
-                for r in rows
-            ]
+            return [segment_of(row) for row in rows]
 
     def delete_document(self, document_id: str) -> None:
         self.document(document_id)

@@ -242,19 +242,21 @@ def _non_empty(content: str) -> str:
     return text
 
 
-def _stored(row: SegmentRow) -> StoredSegment:
-    return StoredSegment(
-        Segment(
-            id=row.id,
-            document_id=row.document_id,
-            position=row.position,
-            content=row.content,
-            tokens=row.tokens,
-            hash=row.hash,
-            keywords=list(row.keywords or []),
-            answer=row.answer,
-            enabled=row.enabled,
-            metadata=dict(row.seg_metadata or {}),
-        ),
-        row.created_at,
+def segment_of(row: SegmentRow) -> Segment:
+    """The segment a database row holds, detached from the session."""
+    return Segment(
+        id=row.id,
+        document_id=row.document_id,
+        position=row.position,
+        content=row.content,
+        tokens=row.tokens,
+        hash=row.hash,
+        keywords=list(row.keywords or []),
+        answer=row.answer,
+        enabled=row.enabled,
+        metadata=dict(row.seg_metadata or {}),
     )
+
+
+def _stored(row: SegmentRow) -> StoredSegment:
+    return StoredSegment(segment_of(row), row.created_at)
