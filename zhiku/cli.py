@@ -368,13 +368,23 @@ def eval_command(
         f"{report.set} ({report.mode} mode, {report.info['queries']} queries, "
         f"{report.info['embedding_model']})"
     )
-    columns = ["recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "ms_per_query"]
-    click.echo(f"{'method':28}" + "".join(f"{c:>13}" for c in columns))
+    _echo_metrics_header("method")
     for method, scores in report.methods.items():
-        click.echo(f"{method:28}" + "".join(f"{scores.get(c, 0):>13}" for c in columns))
+        _echo_metrics(method, scores)
         extra = {k: v for k, v in scores.items() if k.startswith("answer_")}
         if extra:
             click.echo(f"{'':28}" + "  ".join(f"{k} {v}" for k, v in extra.items()))
+
+
+_METRIC_COLUMNS = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "ms_per_query")
+
+
+def _echo_metrics_header(label: str) -> None:
+    click.echo(f"{label:28}" + "".join(f"{column:>13}" for column in _METRIC_COLUMNS))
+
+
+def _echo_metrics(label: str, scores: dict[str, float]) -> None:
+    click.echo(f"{label:28}" + "".join(f"{scores.get(column, 0):>13}" for column in _METRIC_COLUMNS))
 
 
 @main.command("eval-routing")
@@ -444,13 +454,9 @@ def eval_routing_command(
         click.echo(
             f"router {router:14} accuracy {figures['accuracy']:.4f}  ({figures['ms_per_query']} ms/query)"
         )
-    columns = ["recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "ms_per_query"]
-    click.echo(f"{'retrieval':28}" + "".join(f"{c:>13}" for c in columns))
-    for label, scores in (
-        ("multiple (all datasets)", report.multiple),
-        ("single_dataset (right one)", report.single_dataset),
-    ):
-        click.echo(f"{label:28}" + "".join(f"{scores.get(c, 0):>13}" for c in columns))
+    _echo_metrics_header("retrieval")
+    _echo_metrics("multiple (all datasets)", report.multiple)
+    _echo_metrics("single_dataset (right one)", report.single_dataset)
     for name, figures in report.per_set.items():
         click.echo(
             f"  {name:24} {figures['queries']:>5} queries  accuracy {figures['accuracy']}  "

@@ -149,8 +149,12 @@ def test_qa_pairs_import_from_csv_without_an_llm(tmp_path: Path) -> None:
         assert ds.add_qa_csv(headerless).segment_count == 1
         empty = tmp_path / "empty.csv"
         empty.write_text("question,answer\n", "utf-8")
-        with pytest.raises(Exception, match="no question/answer pair"):
-            ds.add_qa_csv(empty)
+        failed = ds.add_qa_csv(empty)
+        assert failed.status == "error" and "no question/answer pair" in (failed.error or "")
+        binary = tmp_path / "binary.csv"
+        binary.write_bytes(bytes(range(128, 256)) * 4)
+        assert ds.add_qa_csv(binary).status == "error"
+        assert ds.search("年假有多少天")[0].answer == "十天。"  # the rest stays served
 
 
 def test_a_model_that_times_out_is_recorded_per_chunk(tmp_path: Path) -> None:

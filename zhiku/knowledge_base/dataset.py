@@ -254,9 +254,16 @@ class Dataset:
         return self.document(document_id)
 
     def add_qa_csv(self, path: str | Path) -> DocumentInfo:
-        """Import pairs from a CSV file (see :func:`read_qa_csv` for the accepted layouts)."""
+        """Import pairs from a CSV file (see :func:`read_qa_csv` for the accepted layouts). Like
+        ``add_file``, a bad file does not raise: its document ends ``error`` with the reason."""
         source = Path(path)
-        return self.add_qa_pairs(source.name, read_qa_csv(source))
+        try:
+            pairs = read_qa_csv(source)
+            return self.add_qa_pairs(source.name, pairs)
+        except ZhikuError as exc:  # its messages name the file
+            document_id = self._new_document(source.name, source=str(source), size=_size(source))
+            self._fail([document_id], str(exc))
+            return self.document(document_id)
 
     def retry_document(self, document_id: str) -> DocumentInfo:
         """Redo what failed: for a document with failed chunks, only those chunks (the pairs

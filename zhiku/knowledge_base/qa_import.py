@@ -16,7 +16,10 @@ def read_qa_csv(path: Path) -> list[tuple[str, str]]:
     """Pairs from columns ``question`` and ``answer`` found by header, else the first two columns
     (a first row that reads as a header is skipped). UTF-8 (with or without BOM) or GB18030,
     the two encodings spreadsheet programs write Chinese CSV in."""
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"{path.name}: cannot read: {exc.strerror or exc}") from exc
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
