@@ -10,6 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from tests.fixtures.tiny_bert import save_tiny_bert  # noqa: E402
 from zhiku.core.errors import ModelUnavailable  # noqa: E402
 from zhiku.providers.embedding import create_embedding_model  # noqa: E402
 from zhiku.providers.embedding.transformers_local import TransformersEmbedding  # noqa: E402
@@ -26,22 +27,7 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def bert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("tiny-bert")
-    vocab = path / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]) + "\n")
-    tokenizer = transformers.BertTokenizerFast(vocab_file=str(vocab))
-    tokenizer.save_pretrained(path)
-    torch.manual_seed(0)
-    config = transformers.BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=37,
-        max_position_embeddings=64,
-    )
-    transformers.BertModel(config).save_pretrained(path)
-    return path
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny-bert"), WORDS)
 
 
 def raw_hidden(path: Path, text: str) -> np.ndarray:

@@ -24,6 +24,7 @@ from tests.fixtures.rerank_server import (
     fake_score,
     serve_rerank,
 )
+from tests.fixtures.tiny_bert import save_tiny_bert
 from zhiku.core.errors import ConfigError, ModelUnavailable
 from zhiku.core.retrieval_config import Channel, RetrievalConfig
 from zhiku.datasource.retrieval_service import RetrievalService
@@ -47,26 +48,7 @@ TEXTS = [
 
 def save_cross_encoder(path: Path, num_labels: int, *, head: bool = True) -> Path:
     """A 2-layer random BERT classifier (or, ``head=False``, a bare encoder) saved in ``path``."""
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    path.mkdir(exist_ok=True)
-    vocab = path / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]) + "\n")
-    tokenizer = transformers.BertTokenizerFast(vocab_file=str(vocab))
-    tokenizer.save_pretrained(path)
-    torch.manual_seed(num_labels)
-    config = transformers.BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=37,
-        max_position_embeddings=64,
-        num_labels=num_labels,
-    )
-    model_class = transformers.BertForSequenceClassification if head else transformers.BertModel
-    model_class(config).save_pretrained(path)
-    return path
+    return save_tiny_bert(path, WORDS, layers=2, num_labels=num_labels if head else None, seed=num_labels)
 
 
 @pytest.fixture(scope="module")
