@@ -48,7 +48,7 @@ def test_list_filters_and_get(api: Api) -> None:
 def test_update_reindexes_only_that_segment(app: Flask, api: Api) -> None:
     dataset, document, segments = _setup(api)
     base = f"/v1/datasets/{dataset}/documents/{document}/segments"
-    index = context_of(app).kb._index(dataset)
+    index = context_of(app).kb.dataset_index(dataset)
     target, other = segments[1]["id"], segments[0]["id"]
 
     changed = api.patch(

@@ -14,7 +14,7 @@ def assert_stores_match_rows(kb: KnowledgeBase, dataset: Dataset) -> list[Segmen
     rows = dataset.segments()
     row_ids = {segment.id for segment in rows}
     assert len(row_ids) == len(rows), "duplicate segment rows"
-    index = kb._index(dataset.id)
+    index = kb.dataset_index(dataset.id)
     vector_ids, fulltext_ids = index.vector.ids(), index.fulltext.ids()
     assert vector_ids == row_ids, (
         f"vector store: {len(vector_ids - row_ids)} orphan point(s), {len(row_ids - vector_ids)} missing"

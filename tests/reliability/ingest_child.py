@@ -29,12 +29,12 @@ from typing import Any
 
 from zhiku import KnowledgeBase
 from zhiku.benchmarking import SyntheticEmbedding  # importing it registers the "synthetic" model
+from zhiku.core.document_status import DocumentStatus
 from zhiku.datasource.keyword.extraction import idf
 from zhiku.datasource.tokenizer import Tokenizer
-from zhiku.knowledge_base import dataset as dataset_module
-from zhiku.knowledge_base import dataset_index
-from zhiku.knowledge_base.dataset import Dataset
+from zhiku.knowledge_base import dataset_index, ingestion
 from zhiku.knowledge_base.dataset_index import DatasetIndex
+from zhiku.knowledge_base.document_states import DocumentStates
 from zhiku.knowledge_base.pipeline import PipelineSpec
 
 #: Hook name → whether the process dies before the hooked call runs (else right after it).
@@ -48,9 +48,9 @@ HOOKS: dict[str, bool] = {
     "embedding.embed_documents": False,  # vectors computed and cached, nothing upserted yet
     "vector.upsert": False,  # some points in the vector store only
     "fulltext.upsert": False,  # points in both stores, no rows yet
+    "vector.flush": True,  # before the commit (new points not yet durable), or after one
     "keywords.add": False,  # inside the transaction, postings written, not committed
-    "index.mark_completed": False,  # the last statement before the commit
-    "vector.flush": True,  # after the commit (write, delete or edit), before the flush
+    "index.commit_version": False,  # a document's rows swapped, the transaction not committed
     "vector.delete": True,  # after the commit, before the stale points go
     "fulltext.delete": True,  # stale vectors gone, stale BM25 points still there
     "keywords.delete_segments": False,  # inside a transaction that replaces or deletes rows
@@ -101,26 +101,32 @@ def install(killer: Killer, index: DatasetIndex) -> None:
     index.embedding.embed_documents = killer.wrap(  # type: ignore[method-assign]
         "embedding.embed_documents", index.embedding.embed_documents
     )
-    index._mark_completed = killer.wrap("index.mark_completed", index._mark_completed)  # type: ignore[method-assign]
+    index._commit_version = killer.wrap("index.commit_version", index._commit_version)  # type: ignore[method-assign]
 
-    set_stage = Dataset._set_stage
 
-    def staged(dataset: Dataset, document_id: str, stage: str) -> None:
-        set_stage(dataset, document_id, stage)
-        killer.hit(f"stage.{stage}")
+def install_stages(killer: Killer, states: DocumentStates) -> None:
+    """Count (and kill at) committed moves into the pipeline's stages."""
+    move = states.move
 
-    Dataset._set_stage = staged  # type: ignore[method-assign,assignment]
+    def staged(document_id: str, to: DocumentStatus, **options: Any) -> bool:
+        moved = move(document_id, to, **options)
+        if moved and f"stage.{to}" in HOOKS:
+            killer.hit(f"stage.{to}")
+        return moved
+
+    states.move = staged  # type: ignore[method-assign]
 
 
 def run(plan: dict[str, Any]) -> Counter[str]:
     """Carry out the plan's steps (in a forked child); the hook counts if nothing killed it."""
-    dataset_module.WRITE_BATCH_SEGMENTS = int(plan["write_batch_segments"])
+    ingestion.WRITE_BATCH_SEGMENTS = int(plan["write_batch_segments"])
     dataset_index._UPSERT_BATCH = int(plan["upsert_batch"])
     kill = plan.get("kill")
     killer = Killer((kill[0], int(kill[1])) if kill else None)
     with KnowledgeBase.open(plan["home"], embedding_model="synthetic") as kb:
         dataset = kb.dataset(plan["dataset"])
-        install(killer, kb._index(dataset.id))
+        install(killer, kb.dataset_index(dataset.id))
+        install_stages(killer, kb.states)
         for step in plan["steps"]:
             if step["op"] == "delete":
                 dataset.delete_document(step["document_id"])

@@ -33,8 +33,8 @@ from tests.fixtures.make_files import make_csv, make_docx, make_pdf, make_text, 
 from tests.reliability.consistency import assert_stores_match_rows
 from tests.reliability.ingest_child import HOOKS
 from zhiku import KnowledgeBase
+from zhiku.core.document_status import IN_PROGRESS
 from zhiku.knowledge_base.dataset import Dataset
-from zhiku.knowledge_base.records import IN_PROGRESS
 
 pytestmark = pytest.mark.reliability
 

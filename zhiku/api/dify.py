@@ -14,12 +14,13 @@ from pydantic import ValidationError
 
 from zhiku.api.plugins import plugin_names
 from zhiku.cleaners.registry import cleaners
+from zhiku.core.document_status import IN_PROGRESS
 from zhiku.core.documents import Hit
 from zhiku.index_processors import index_processors
 from zhiku.knowledge_base.catalog import DatasetCounts, DatasetSummary
 from zhiku.knowledge_base.jobs import JobState
 from zhiku.knowledge_base.pipeline import PipelineSpec
-from zhiku.knowledge_base.records import IN_PROGRESS, DocumentInfo
+from zhiku.knowledge_base.records import DocumentInfo
 from zhiku.knowledge_base.segments import SEGMENT_STATUS, StoredSegment
 
 DOC_FORM_IN = {"text_model": "paragraph"}

@@ -90,7 +90,7 @@ def run_benchmark(
         result.update(_child_ingest(work, corpus, say))
         with KnowledgeBase.open(work / "kb") as kb:
             dataset = kb.dataset("bench")
-            index = kb._index(dataset.id)
+            index = kb.dataset_index(dataset.id)
             result.update(_latencies(index, dataset.segments(), corpus, limit_model, say))
         result["machine"]["load_avg_1m_end"] = round(os.getloadavg()[0], 2)
         result["targets"] = _targets(result)

@@ -55,6 +55,9 @@ class Settings(BaseModel):
     api_port: int = Field(5001, ge=0, le=65535)
     upload_max_mb: float = Field(15.0, gt=0)
     indexing_workers: int = Field(2, ge=1)
+    #: seconds one document may take from parsing to its last embedded batch; past it the
+    #: document ends ``error: time limit at <stage>`` (its embedded batches stay cached)
+    document_time_limit: float = Field(6 * 3600.0, gt=0)
 
     @property
     def resolved_database_url(self) -> str:

@@ -68,3 +68,24 @@ class StoreError(ZhikuError):
     """A vector, full-text or keyword store failed or is locked by another process."""
 
     code = "store_error"
+
+
+class StoreBusy(StoreError):
+    """The data directory's embedded stores belong to another process (a running ``zhiku serve``).
+
+    Raised before any store file is touched, so the owner's stores stay intact.
+    """
+
+    code = "store_busy"
+
+
+class Cancelled(ZhikuError):
+    """A piece of work was stopped: its document was paused or deleted, or it ran out of time."""
+
+    code = "cancelled"
+
+
+class TimeLimitExceeded(Cancelled):
+    """A document's indexing ran past its time limit (setting ``document_time_limit``)."""
+
+    code = "time_limit"

@@ -1,37 +1,46 @@
-"""Dataset: one dataset's documents, segments, Q&A pairs and search; state lives in the database."""
+"""Dataset: the public facade of one dataset — documents, segments, Q&A pairs and search.
+
+It holds an id and a :class:`DatasetContext`; state lives in the database, ingestion in
+:mod:`zhiku.knowledge_base.ingestion`, the write path in :mod:`zhiku.knowledge_base.dataset_index`.
+"""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
+import dataclasses
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 
 from zhiku.core.db import DatasetRow, DocumentRow, SegmentRow
-from zhiku.core.db.models import utcnow
+from zhiku.core.document_status import IN_PROGRESS, RESTARTABLE, DocumentStatus
 from zhiku.core.documents import Chunk, Hit, Segment, content_hash, segment_id
-from zhiku.core.errors import InvalidInput, NotFound, ZhikuError
+from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, ZhikuError
 from zhiku.core.retrieval_config import RetrievalConfig
-from zhiku.index_processors import ChunkFailure, IndexOutcome
+from zhiku.index_processors import ChunkFailure
 from zhiku.index_processors.qa import renumber
-from zhiku.knowledge_base.dataset_index import DatasetIndex
-from zhiku.knowledge_base.jobs import IndexingPaused
-from zhiku.knowledge_base.pipeline import Pipeline, PipelineSpec, Stage
+from zhiku.knowledge_base.catalog import Catalog
+from zhiku.knowledge_base.context import DatasetContext
+from zhiku.knowledge_base.dataset_index import DocumentVersion
+from zhiku.knowledge_base.hits import hits_of
+from zhiku.knowledge_base.ingestion import EmbeddingProgress, Ingestion, Progress, Source, new_document
+from zhiku.knowledge_base.jobs import DocumentIndexing
+from zhiku.knowledge_base.pipeline import Pipeline, PipelineSpec
 from zhiku.knowledge_base.qa_import import read_qa_csv
 from zhiku.knowledge_base.records import DocumentInfo
 from zhiku.knowledge_base.segments import SegmentEditor, segment_of
 from zhiku.providers.llm import ChatModel
-from zhiku.rerank.types import FusedHit
 
-if TYPE_CHECKING:
-    from zhiku.knowledge_base.knowledge_base import KnowledgeBase
+S = DocumentStatus
 
-#: Segments gathered from several documents before one embedding + store write.
-WRITE_BATCH_SEGMENTS = 2048
-
-Progress = Callable[[str, int, int], None]
+#: What ingesting a file whose content is already in the dataset does: ``skip`` it (the
+#: existing document is returned), ``replace`` (index the existing document again from it), or
+#: ``keep`` both.
+OnDuplicate = Literal["skip", "replace", "keep"]
 
 
 def as_retrieval_config(value: RetrievalConfig | dict[str, Any] | None) -> RetrievalConfig:
@@ -42,11 +51,33 @@ def as_retrieval_config(value: RetrievalConfig | dict[str, Any] | None) -> Retri
     return RetrievalConfig.from_dict(value)
 
 
+def as_process_rule(value: PipelineSpec | dict[str, Any] | None) -> PipelineSpec:
+    """A validated process rule: its cleaners, splitter and ``doc_form`` must be registered
+    names, checked now rather than when the first document is indexed."""
+    spec = value if isinstance(value, PipelineSpec) else PipelineSpec.model_validate(value or {})
+    spec.check_names()
+    return spec
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What :meth:`Dataset.sync_folder` did, by file."""
+
+    added: list[DocumentInfo] = field(default_factory=list)
+    updated: list[DocumentInfo] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[DocumentInfo]:
+        return [info for info in (*self.added, *self.updated) if info.status == S.ERROR]
+
+
 class Dataset:
     """One dataset: its documents, segments and search. Cheap to create; state lives in the DB."""
 
-    def __init__(self, kb: KnowledgeBase, dataset_id: str) -> None:
-        self._kb = kb
+    def __init__(self, context: DatasetContext, dataset_id: str) -> None:
+        self._context = context
         self.id = dataset_id
 
     def __repr__(self) -> str:
@@ -54,29 +85,32 @@ class Dataset:
 
     # -- properties -------------------------------------------------------------------------------
 
-    @property
     def _row(self) -> DatasetRow:
-        return self._kb._row(self.id)
+        with self._context.sessions() as session:
+            row = session.get(DatasetRow, self.id)
+            if row is None:
+                raise NotFound(f"no dataset {self.id!r}")
+            return row
 
     @property
     def name(self) -> str:
-        return self._row.name
+        return self._row().name
 
     @property
     def description(self) -> str:
-        return self._row.description
+        return self._row().description
 
     @property
     def retrieval(self) -> RetrievalConfig:
-        return RetrievalConfig.model_validate(self._row.retrieval_config)
+        return RetrievalConfig.model_validate(self._row().retrieval_config)
 
     @property
     def process_rule(self) -> PipelineSpec:
-        return PipelineSpec.model_validate(self._row.process_rule)
+        return PipelineSpec.model_validate(self._row().process_rule)
 
     @property
     def embedding_model(self) -> str:
-        return self._row.embedding_model
+        return self._row().embedding_model
 
     def update(
         self,
@@ -87,58 +121,66 @@ class Dataset:
         process_rule: PipelineSpec | dict[str, Any] | None = None,
         llm: dict[str, Any] | None = None,
     ) -> None:
-        """Change name, description, retrieval config (the method per dataset), process rule or
-        chat model options."""
-        with self._kb.sessions.begin() as session:
-            row = session.get(DatasetRow, self.id)
-            if row is None:
-                raise NotFound(f"no dataset {self.id!r}")
-            if name is not None:
-                row.name = name
-            if description is not None:
-                row.description = description
-            if retrieval is not None:
-                row.retrieval_config = as_retrieval_config(retrieval).model_dump()
-            if process_rule is not None:
-                spec = (
-                    process_rule
-                    if isinstance(process_rule, PipelineSpec)
-                    else PipelineSpec.model_validate(process_rule)
-                )
-                row.process_rule = spec.model_dump()
-                row.doc_form = spec.doc_form
-            if llm is not None:
-                row.llm_options = dict(llm)
+        """Change name, description, retrieval config, process rule or chat model options.
+        AlreadyExists when the new name is taken."""
+        spec = as_process_rule(process_rule) if process_rule is not None else None
+        try:
+            with self._context.sessions.begin() as session:
+                row = session.get(DatasetRow, self.id)
+                if row is None:
+                    raise NotFound(f"no dataset {self.id!r}")
+                if name is not None:
+                    if not name.strip():
+                        raise InvalidInput("a dataset needs a non-empty name")
+                    row.name = name.strip()
+                if description is not None:
+                    row.description = description
+                if retrieval is not None:
+                    row.retrieval_config = as_retrieval_config(retrieval).model_dump()
+                if spec is not None:
+                    row.process_rule = spec.model_dump()
+                    row.doc_form = spec.doc_form
+                if llm is not None:
+                    row.llm_options = dict(llm)
+        except IntegrityError as exc:
+            raise AlreadyExists(f"a dataset named {name!r} already exists") from exc
 
     def stats(self) -> dict[str, Any]:
-        with self._kb.sessions() as session:
-            documents = session.scalars(select(DocumentRow).where(DocumentRow.dataset_id == self.id)).all()
-            by_status: dict[str, int] = {}
-            for row in documents:
-                by_status[row.status] = by_status.get(row.status, 0) + 1
+        with self._context.sessions() as session:
+            by_status = dict(
+                session.execute(
+                    select(DocumentRow.status, func.count())
+                    .where(DocumentRow.dataset_id == self.id)
+                    .group_by(DocumentRow.status)
+                ).all()
+            )
             segments = session.scalar(
                 select(func.count()).select_from(SegmentRow).where(SegmentRow.dataset_id == self.id)
             )
-        return {"documents": len(documents), "by_status": by_status, "segments": int(segments or 0)}
+        return {
+            "documents": sum(by_status.values()),
+            "by_status": {status: int(count) for status, count in by_status.items()},
+            "segments": int(segments or 0),
+        }
 
     # -- documents ------------------------------------------------------------------------------
 
     def documents(self) -> list[DocumentInfo]:
-        with self._kb.sessions() as session:
+        with self._context.sessions() as session:
             rows = session.scalars(
                 select(DocumentRow).where(DocumentRow.dataset_id == self.id).order_by(DocumentRow.created_at)
             ).all()
             return [DocumentInfo.of(row) for row in rows]
 
     def document(self, document_id: str) -> DocumentInfo:
-        with self._kb.sessions() as session:
+        with self._context.sessions() as session:
             row = session.get(DocumentRow, document_id)
             if row is None or row.dataset_id != self.id:
                 raise NotFound(f"no document {document_id!r} in dataset {self.name!r}")
             return DocumentInfo.of(row)
 
     def segments(self, document_id: str | None = None) -> list[Segment]:
-        with self._kb.sessions() as session:
+        with self._context.sessions() as session:
             query = select(SegmentRow).where(SegmentRow.dataset_id == self.id)
             if document_id is not None:
                 query = query.where(SegmentRow.document_id == document_id)
@@ -146,41 +188,36 @@ class Dataset:
             return [segment_of(row) for row in rows]
 
     def delete_document(self, document_id: str) -> None:
+        """Delete a document in any status: it stops being served at once, and a run indexing it
+        stops at its next checkpoint."""
         self.document(document_id)
-        self._kb._index(self.id).delete_documents([document_id])
+        self._context.index(self.id).delete_documents([document_id])
+
+    def set_documents_enabled(self, document_ids: Sequence[str], enabled: bool) -> None:
+        """Serve (or stop serving) whole documents; only database rows change."""
+        Catalog(self._context.sessions).set_enabled(self.id, document_ids, enabled)
 
     def set_segment_enabled(self, segment_id: str, enabled: bool) -> None:
         """Enable or disable one segment in the database and in both stores."""
-        index = self._kb._index(self.id)
+        index = self._context.index(self.id)
         with index.editing():  # a concurrent edit of the segment would set its stores' flag back
-            with self._kb.sessions.begin() as session:
+            with self._context.sessions() as session:
                 row = session.get(SegmentRow, segment_id)
                 if row is None or row.dataset_id != self.id:
                     raise NotFound(f"no segment {segment_id!r} in dataset {self.name!r}")
-                row.enabled = enabled
-            index.vector.set_enabled([segment_id], enabled)
-            index.fulltext.set_enabled([segment_id], enabled)
+            index.set_segments_enabled([segment_id], enabled)
 
-    def replace_file(
-        self, document_id: str, path: str | Path, *, pipeline: Pipeline | None = None
+    def add_file(
+        self, path: str | Path, *, pipeline: Pipeline | None = None, on_duplicate: OnDuplicate = "skip"
     ) -> DocumentInfo:
-        """Re-ingest a document from a new file. Its segments are replaced in every store or in none:
-        if the new version fails, the previous segments stay served and the document shows the error."""
-        self.document(document_id)
-        source = Path(path)
-        with self._kb.sessions.begin() as session:
-            row = session.get(DocumentRow, document_id)
-            assert row is not None
-            row.name, row.source, row.size, row.status = source.name, str(source), _size(source), "waiting"
-        return self._ingest([(source.name, source, str(source))], pipeline, None, None, [document_id])[0]
-
-    def add_file(self, path: str | Path, *, pipeline: Pipeline | None = None) -> DocumentInfo:
         """Ingest one file. A bad file does not raise: its document is marked ``error`` with the reason."""
-        return self.add_files([path], pipeline=pipeline)[0]
+        return self.add_files([path], pipeline=pipeline, on_duplicate=on_duplicate)[0]
 
-    def add_text(self, name: str, text: str, *, pipeline: Pipeline | None = None) -> DocumentInfo:
+    def add_text(
+        self, name: str, text: str, *, pipeline: Pipeline | None = None, on_duplicate: OnDuplicate = "skip"
+    ) -> DocumentInfo:
         """Ingest text given directly (UTF-8)."""
-        return self._ingest([(name, text.encode("utf-8"), str(name))], pipeline, None, None)[0]
+        return self._ingest([Source(name, text.encode("utf-8"), name)], pipeline, on_duplicate)[0]
 
     def add_files(
         self,
@@ -189,10 +226,84 @@ class Dataset:
         pipeline: Pipeline | None = None,
         on_progress: Progress | None = None,
         timings: dict[str, float] | None = None,
+        on_duplicate: OnDuplicate = "skip",
     ) -> list[DocumentInfo]:
-        """Ingest files; each ends ``completed`` or ``error``, and one's failure never stops the others."""
-        sources = [(Path(p).name, Path(p), str(Path(p))) for p in paths]
-        return self._ingest(sources, pipeline, on_progress, timings)
+        """Ingest files; each ends ``completed`` or ``error``, and one's failure never stops the others
+        (a document deleted while it was ingested is left out of the result).
+
+        A file whose content is already in the dataset is handled by ``on_duplicate``; the info
+        returned for it is the existing document's, with ``duplicate`` ``"skipped"`` or ``"replaced"``.
+        """
+        sources = [Source.file(path) for path in paths]
+        return self._ingest(sources, pipeline, on_duplicate, on_progress=on_progress, timings=timings)
+
+    def replace_file(
+        self, document_id: str, path: str | Path, *, pipeline: Pipeline | None = None
+    ) -> DocumentInfo:
+        """Re-ingest a document from a new file. Its segments are replaced in every store or in none:
+        if the new version fails, the previous segments stay served and the document says why."""
+        source = Source.file(path)
+        self._restart(
+            document_id,
+            name=source.name[:1024],
+            source=source.origin,
+            size=source.size,
+            file_hash=source.sha256(),
+        )
+        self._run([source], [document_id], pipeline)
+        return self.document(document_id)
+
+    def sync_folder(
+        self, folder: str | Path, *, pipeline: Pipeline | None = None, on_progress: Progress | None = None
+    ) -> SyncReport:
+        """Make the dataset mirror a folder: new files are added, changed files (by content hash)
+        re-indexed atomically, documents whose file is gone deleted, the rest left alone — a run
+        with nothing changed reads and hashes the files and embeds nothing."""
+        root = Path(folder).resolve()
+        if not root.is_dir():
+            raise InvalidInput(f"{folder}: not a folder")
+        files = {
+            str(path): path
+            for path in sorted(root.rglob("*"))
+            if path.is_file() and not any(part.startswith(".") for part in path.relative_to(root).parts)
+        }
+        prefix = str(root) + os.sep
+        with self._context.sessions() as session:
+            known = {
+                source: (document_id, file_hash, status)
+                for document_id, source, file_hash, status in session.execute(
+                    select(
+                        DocumentRow.id, DocumentRow.source, DocumentRow.file_hash, DocumentRow.status
+                    ).where(
+                        DocumentRow.dataset_id == self.id,
+                        DocumentRow.source.startswith(prefix, autoescape=True),
+                    )
+                )
+            }
+        report = SyncReport()
+        new_paths: list[Path] = []
+        changed: list[tuple[str, Path]] = []
+        for origin, path in files.items():
+            if origin not in known:
+                new_paths.append(path)
+                continue
+            document_id, file_hash, status = known[origin]
+            if status in IN_PROGRESS or status in (S.WAITING, S.PAUSED):
+                report.unchanged.append(origin)  # a run of it is under way; the next sync looks again
+            elif status == S.ERROR or file_hash != Source.file(path).sha256():
+                changed.append((document_id, path))
+            else:
+                report.unchanged.append(origin)
+        for origin, (document_id, _, _) in known.items():
+            if origin not in files:
+                self.delete_document(document_id)
+                report.deleted.append(origin)
+        report.added.extend(
+            self.add_files(new_paths, pipeline=pipeline, on_progress=on_progress, on_duplicate="keep")
+        )
+        for document_id, path in changed:
+            report.updated.append(self.replace_file(document_id, path, pipeline=pipeline))
+        return report
 
     def add_chunks(
         self,
@@ -202,23 +313,10 @@ class Dataset:
         timings: dict[str, float] | None = None,
     ) -> list[DocumentInfo]:
         """Index pre-made chunks (no extraction or splitting), e.g. an evaluation corpus's passages."""
-        processor = self.pipeline().index_processor
-        infos: list[str] = []
-        pending: list[tuple[str, Sequence[Segment]]] = []
-        total = len(documents)
-        index = self._kb._index(self.id)
-        for done, (name, chunks) in enumerate(documents, start=1):
-            document_id = self._new_document(name, source="chunks", status="indexing")
-            infos.append(document_id)
-            segments = self._outcome(document_id, processor.transform(chunks, document_id))
-            if segments is not None:
-                pending.append((document_id, segments))
-            if sum(len(s) for _, s in pending) >= WRITE_BATCH_SEGMENTS or done == total:
-                self._write(index, pending, timings)
-                pending = []
-            if on_progress:
-                on_progress(name, done, total)
-        return [self.document(document_id) for document_id in infos]
+        ingestion = Ingestion(
+            self._context, self.id, self.pipeline(), timings=timings, on_progress=on_progress
+        )
+        return [self.document(document_id) for document_id in ingestion.run_chunks(documents)]
 
     def pipeline(self) -> Pipeline:
         """The pipeline built from this dataset's stored process rule."""
@@ -226,7 +324,7 @@ class Dataset:
 
     def chat_model(self) -> ChatModel:
         """The chat model this dataset's Q&A indexing uses (its ``llm`` options over the defaults)."""
-        return self._kb.chat_model(self._row.llm_options or None)
+        return self._context.chat_model(self._row().llm_options or None)
 
     # -- Q&A ------------------------------------------------------------------------------------
 
@@ -236,7 +334,7 @@ class Dataset:
         clean = [(q.strip(), a.strip()) for q, a in pairs if q and q.strip() and a and a.strip()]
         if not clean:
             raise InvalidInput(f"{name}: no question/answer pair with both parts filled")
-        document_id = self._new_document(name, source="qa_pairs", status="indexing")
+        document_id = new_document(self._context, self.id, Source(name, b"", "qa_pairs"), status=S.INDEXING)
         segments = [
             Segment(
                 id=segment_id(document_id, position, question),
@@ -250,7 +348,9 @@ class Dataset:
             )
             for position, (question, answer) in enumerate(clean)
         ]
-        self._write(self._kb._index(self.id), [(document_id, segments)], None)
+        Ingestion(self._context, self.id, self.pipeline()).write_version(
+            DocumentVersion(document_id, segments)
+        )
         return self.document(document_id)
 
     def add_qa_csv(self, path: str | Path) -> DocumentInfo:
@@ -261,8 +361,8 @@ class Dataset:
             pairs = read_qa_csv(source)
             return self.add_qa_pairs(source.name, pairs)
         except ZhikuError as exc:  # its messages name the file
-            document_id = self._new_document(source.name, source=str(source), size=_size(source))
-            self._fail([document_id], str(exc))
+            document_id = new_document(self._context, self.id, Source.file(source))
+            self._context.states.fail(document_id, str(exc))
             return self.document(document_id)
 
     def retry_document(self, document_id: str) -> DocumentInfo:
@@ -271,145 +371,24 @@ class Dataset:
         info = self.document(document_id)
         failed = [ChunkFailure.from_json(item) for item in info.metadata.get("failed_chunks") or []]
         if not failed:
-            if info.status != "error":
+            if info.status != S.ERROR:
                 raise InvalidInput(f"document {info.name!r} has nothing to retry (status {info.status})")
-            with self._kb.sessions() as session:
+            with self._context.sessions() as session:
                 row = session.get(DocumentRow, document_id)
                 source = Path(row.source) if row is not None else None
             if source is None or not source.is_file():
                 raise InvalidInput(f"document {info.name!r} cannot be retried: its source file is gone")
             return self.replace_file(document_id, source)
         pipeline = self.pipeline()
-        self._set_stage(document_id, "indexing")
+        if not self._context.states.move(document_id, S.INDEXING, only_from=RESTARTABLE):
+            raise DocumentIndexing(f"document {document_id!r} is being indexed; wait or pause it first")
         outcome = pipeline.index_processor.transform([failure.chunk() for failure in failed], document_id)
-        kept = self.segments(document_id)
-        merged = renumber([*kept, *outcome.segments], document_id)
-        segments = self._outcome(document_id, IndexOutcome(merged, outcome.failures))
-        if segments is not None:
-            self._write(self._kb._index(self.id), [(document_id, segments)], None)
-        return self.document(document_id)
-
-    def _check_size(self, name: str, source: Path | bytes) -> None:
-        """Refuse a file over ``upload_max_mb`` before reading it: a 50 MB text file is some
-        100,000 chunks, hours of embedding, and most often a log or a dump added by mistake."""
-        limit = self._kb.settings.upload_max_mb
-        size = _size(source)
-        if size > limit * 1024 * 1024:
-            raise InvalidInput(
-                f"{name}: file too large ({size / 1024 / 1024:.1f} MB; the limit is {limit:g} MB, "
-                "setting upload_max_mb)"
-            )
-
-    def _outcome(self, document_id: str, outcome: IndexOutcome) -> list[Segment] | None:
-        """Record the chunks a processor could not index on the document (before the write that
-        completes it, so a crash cannot lose them); None when nothing is left to write."""
+        merged = renumber([*self.segments(document_id), *outcome.segments], document_id)
         failures = [failure.to_json() for failure in outcome.failures]
-        summary = None
-        if failures:
-            reasons = "; ".join(f"chunk {f['position']}: {f['reason']}" for f in failures[:5])
-            more = f" (and {len(failures) - 5} more)" if len(failures) > 5 else ""
-            summary = f"{len(failures)} chunk(s) not indexed: {reasons}{more}"
-        with self._kb.sessions.begin() as session:
-            row = session.get(DocumentRow, document_id)
-            if row is None:
-                return None
-            row.doc_metadata = {**(row.doc_metadata or {}), "failed_chunks": failures}
-            if outcome.segments:
-                row.error = summary
-                return outcome.segments
-            row.status, row.error, row.error_at = "error", summary or "no segments produced", utcnow()
-            return None
-
-    def _new_document(self, name: str, *, source: str, status: str = "waiting", size: int = 0) -> str:
-        row = DocumentRow(dataset_id=self.id, name=name[:1024], source=source, status=status, size=size)
-        if status == "indexing":
-            row.indexing_started_at = utcnow()
-        with self._kb.sessions.begin() as session:
-            session.add(row)
-        return row.id
-
-    def _set_stage(self, document_id: str, stage: Stage | str) -> None:
-        """Move a document to ``stage``; IndexingPaused if it was paused (or deleted) meanwhile."""
-        now = utcnow()
-        with self._kb.sessions.begin() as session:
-            moved = session.execute(
-                update(DocumentRow)
-                .where(DocumentRow.id == document_id, DocumentRow.status != "paused")
-                .values(status=stage, **{f"{stage}_started_at": now})
-            )
-        if moved.rowcount == 0:  # type: ignore[attr-defined]
-            raise IndexingPaused(f"document {document_id!r} was paused")
-
-    def _fail(self, document_ids: Sequence[str], reason: str) -> None:
-        with self._kb.sessions.begin() as session:
-            session.execute(
-                update(DocumentRow)
-                .where(DocumentRow.id.in_(list(document_ids)))
-                .values(status="error", error=reason, error_at=utcnow())
-            )
-
-    def _write(
-        self,
-        index: DatasetIndex,
-        pending: list[tuple[str, Sequence[Segment]]],
-        timings: dict[str, float] | None,
-        on_embedded: Callable[[int, int], None] | None = None,
-    ) -> None:
-        if not pending:
-            return
-        try:
-            index.write_documents(pending, timings, on_embedded)
-        except ZhikuError as exc:
-            self._fail([document_id for document_id, _ in pending], f"indexing failed: {exc}")
-        except Exception as exc:  # noqa: BLE001 - a store or model failure must mark, not lose, the documents
-            self._fail(
-                [document_id for document_id, _ in pending], f"indexing failed: {type(exc).__name__}: {exc}"
-            )
-
-    def _ingest(
-        self,
-        sources: Sequence[tuple[str, Path | bytes, str]],
-        pipeline: Pipeline | None,
-        on_progress: Progress | None,
-        timings: dict[str, float] | None,
-        document_ids: Sequence[str] | None = None,
-        on_embedded: Callable[[int, int], None] | None = None,
-    ) -> list[DocumentInfo]:
-        pipeline = pipeline or self.pipeline()
-        index = self._kb._index(self.id)
-        if document_ids is None:
-            document_ids = [
-                self._new_document(name, source=origin, size=_size(source))
-                for name, source, origin in sources
-            ]
-        pending: list[tuple[str, Sequence[Segment]]] = []
-        total = len(sources)
-        for done, ((name, source, _origin), document_id) in enumerate(
-            zip(sources, document_ids, strict=True), start=1
-        ):
-            try:
-                self._check_size(name, source)
-                chunks = pipeline.chunks(
-                    source, name, on_stage=functools.partial(self._set_stage, document_id), timings=timings
-                )
-                if not chunks:
-                    raise InvalidInput(f"{name}: no text left after extraction and cleaning")
-                self._set_stage(document_id, "indexing")
-                segments = self._outcome(document_id, pipeline.index_processor.transform(chunks, document_id))
-                if segments is not None:
-                    pending.append((document_id, segments))
-            except IndexingPaused:
-                pass  # the document stays ``paused`` until it is resumed
-            except ZhikuError as exc:
-                self._fail([document_id], str(exc))
-            except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
-                self._fail([document_id], f"{name}: {type(exc).__name__}: {exc}")
-            if sum(len(s) for _, s in pending) >= WRITE_BATCH_SEGMENTS or done == total:
-                self._write(index, pending, timings, on_embedded)
-                pending = []
-            if on_progress:
-                on_progress(name, done, total)
-        return [self.document(document_id) for document_id in document_ids]
+        Ingestion(self._context, self.id, pipeline).write_version(
+            DocumentVersion(document_id, merged, failures)
+        )
+        return self.document(document_id)
 
     # -- queued indexing and segment editing (the HTTP API's indexing workers and admin) ---------
 
@@ -418,25 +397,26 @@ class Dataset:
         document_id: str,
         *,
         pipeline: Pipeline | None = None,
-        on_embedded: Callable[[int, int], None] | None = None,
+        on_embedded: EmbeddingProgress | None = None,
     ) -> DocumentInfo:
-        """Index a document that is already in the database from its stored source file (the
-        indexing workers call this for a document they claimed). Earlier segments stay served
-        until the new ones replace them; a failure marks it ``error``; a pause stops it.
+        """Index a document already in the database from its stored source file (the indexing
+        workers call this for a document they claimed). Earlier segments stay served until the
+        new ones replace them; a failure marks it ``error``; a pause or delete stops it.
         ``on_embedded(done, total)`` reports the embedding of its segments."""
-        with self._kb.sessions() as session:
+        with self._context.sessions() as session:
             row = session.get(DocumentRow, document_id)
             if row is None or row.dataset_id != self.id:
                 raise NotFound(f"no document {document_id!r} in dataset {self.name!r}")
             source = Path(row.source)
-        return self._ingest(
-            [(source.name, source, str(source))], pipeline, None, None, [document_id], on_embedded
-        )[0]
+        self._run(
+            [Source(source.name, source, str(source))], [document_id], pipeline, on_embedded=on_embedded
+        )
+        return self.document(document_id)
 
     def segment_editor(self) -> SegmentEditor:
         """Read and edit this dataset's segments one by one (each edit re-indexes that segment)."""
         return SegmentEditor(
-            self._kb.sessions, self.id, functools.partial(self._kb._index, self.id), self.process_rule
+            self._context.sessions, self.id, lambda: self._context.index(self.id), self.process_rule
         )
 
     # -- search ---------------------------------------------------------------------------------
@@ -446,66 +426,109 @@ class Dataset:
 
         ``ds.search("...", search_method="full_text_search", top_k=10)``
         """
-        config = self.retrieval.merged(override)
-        return self.search_with(query, config)
+        return self.search_with(query, self.retrieval.merged(override))
 
     def search_with(self, query: str, config: RetrievalConfig) -> list[Hit]:
-        index = self._kb._index(self.id)
+        index = self._context.index(self.id)
         model = None
         if config.reranking.mode == "reranking_model":
-            model = self._kb.rerank_model(config.reranking.model)
+            model = self._context.rerank_model(config.reranking.model)
         fused = index.search_service.retrieve(query, config, rerank_model=model)
-        return self._hits(fused)
+        return hits_of(self._context.sessions, self.id, fused)
 
     def persist_query_embeddings(self, upcoming: Sequence[str] = ()) -> None:
         """Keep query embeddings in the database cache too (evaluations repeat their queries),
         embedding the ``upcoming`` queries now, in batches."""
-        embedding = self._kb._index(self.id).embedding
+        embedding = self._context.index(self.id).embedding
         embedding.persist_queries = True
         embedding.warm_queries(upcoming)
 
     def optimize(self) -> None:
         """Build the stores' search indexes after a large ingest (blocking)."""
-        self._kb._index(self.id).optimize()
+        self._context.index(self.id).optimize()
 
-    def _hits(self, fused: Sequence[FusedHit]) -> list[Hit]:
-        if not fused:
-            return []
-        ids = [hit.segment_id for hit in fused]
-        with self._kb.sessions() as session:
-            rows = session.execute(
-                select(SegmentRow, DocumentRow.name)
-                .join(DocumentRow, DocumentRow.id == SegmentRow.document_id)
-                .where(SegmentRow.id.in_(ids))
-            ).all()
-        by_id = {segment.id: (segment, document_name) for segment, document_name in rows}
-        hits = []
-        for item in fused:
-            if item.segment_id not in by_id:
+    # -- internals ------------------------------------------------------------------------------
+
+    def _ingest(
+        self,
+        sources: Sequence[Source],
+        pipeline: Pipeline | None,
+        on_duplicate: OnDuplicate,
+        *,
+        on_progress: Progress | None = None,
+        timings: dict[str, float] | None = None,
+    ) -> list[DocumentInfo]:
+        """New documents for ``sources``, or the existing ones their content duplicates."""
+        results: list[tuple[str, str | None]] = []  # (document id, what a duplicate got)
+        to_run: list[tuple[Source, str]] = []
+        for source in sources:
+            digest = source.sha256()
+            existing = self._duplicate(digest, source.origin) if digest and on_duplicate != "keep" else None
+            if existing is not None and on_duplicate == "skip" and existing.status != S.ERROR:
+                results.append((existing.id, "skipped"))
                 continue
-            segment, document_name = by_id[item.segment_id]
-            hits.append(
-                Hit(
-                    segment_id=segment.id,
-                    score=item.score,
-                    scores=dict(item.scores),
-                    ranks=dict(item.ranks),
-                    content=segment.content,
-                    answer=segment.answer,
-                    document_id=segment.document_id,
-                    document_name=document_name,
-                    dataset_id=self.id,
-                    position=segment.position,
-                    metadata=dict(segment.seg_metadata or {}),
-                )
-            )
-        return hits
+            if existing is not None:  # replace, or retry a failed one: index the existing one again
+                self._restart(existing.id, source=source.origin, size=source.size, name=source.name[:1024])
+                to_run.append((source, existing.id))
+                results.append((existing.id, "replaced"))
+                continue
+            document_id = new_document(self._context, self.id, source, file_hash=digest)
+            to_run.append((source, document_id))
+            results.append((document_id, None))
+        self._run(
+            [source for source, _ in to_run],
+            [document_id for _, document_id in to_run],
+            pipeline,
+            on_progress=on_progress,
+            timings=timings,
+        )
+        infos = []
+        for document_id, duplicate in results:
+            try:
+                info = self.document(document_id)
+            except NotFound:
+                continue  # deleted while it was being ingested
+            infos.append(dataclasses.replace(info, duplicate=duplicate) if duplicate else info)
+        return infos
 
+    def _run(
+        self,
+        sources: Sequence[Source],
+        document_ids: Sequence[str],
+        pipeline: Pipeline | None,
+        *,
+        on_progress: Progress | None = None,
+        timings: dict[str, float] | None = None,
+        on_embedded: EmbeddingProgress | None = None,
+    ) -> None:
+        if not sources:
+            return
+        ingestion = Ingestion(
+            self._context,
+            self.id,
+            pipeline or self.pipeline(),
+            timings=timings,
+            on_progress=on_progress,
+            on_embedded=on_embedded,
+        )
+        ingestion.run(sources, document_ids)
 
-def _size(source: Path | bytes) -> int:
-    if isinstance(source, bytes):
-        return len(source)
-    try:
-        return source.stat().st_size
-    except OSError:
-        return 0
+    def _duplicate(self, digest: str, origin: str) -> DocumentInfo | None:
+        """The document ``digest`` duplicates: one with that content that is served or under way,
+        else a failed one from the same source (ingesting it again retries it)."""
+        with self._context.sessions() as session:
+            rows = session.scalars(
+                select(DocumentRow)
+                .where(DocumentRow.dataset_id == self.id, DocumentRow.file_hash == digest)
+                .order_by(DocumentRow.created_at)
+            ).all()
+            live = [row for row in rows if row.status != S.ERROR]
+            retry = [row for row in rows if row.status == S.ERROR and row.source == origin]
+            found = live or retry
+            return DocumentInfo.of(found[0]) if found else None
+
+    def _restart(self, document_id: str, **values: Any) -> None:
+        """Queue a finished or failed document for a new run (its current version stays served)."""
+        self.document(document_id)
+        if not self._context.states.move(document_id, S.WAITING, only_from=RESTARTABLE, error=None, **values):
+            raise DocumentIndexing(f"document {document_id!r} is being indexed; wait or pause it first")

@@ -8,9 +8,9 @@ and is shared by every thread and process on the same database:
   only the one whose UPDATE changed the row runs it. On SQLite the writes are serialised; on
   PostgreSQL the second UPDATE waits for the first one's row lock, then re-checks ``status``
   and changes nothing. The lock lasts one statement, so ``SKIP LOCKED`` would gain nothing;
-- ``pause`` moves a document that is ``waiting`` or in a stage before ``indexing`` to ``paused``
-  the same way; a running worker finds the document paused at its next stage change and stops
-  there (:class:`IndexingPaused`); ``resume`` puts it back to ``waiting``;
+- ``pause`` moves a document that is ``waiting`` or in any stage to ``paused`` the same way; a
+  running worker sees it at its next checkpoint (within about a second, embedding included) and
+  stops, its finished embedding batches cached; ``resume`` puts it back to ``waiting``;
 - a document caught in a stage by a crash goes back to ``waiting`` when the knowledge base is
   opened again, if its upload is still on disk (see ``KnowledgeBase._recover_interrupted``).
 """
@@ -25,26 +25,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db.models import DocumentJobRow, DocumentRow, new_id, utcnow
+from zhiku.core.document_status import IN_PROGRESS, RESTARTABLE, DocumentStatus
 from zhiku.core.errors import InvalidInput, NotFound, ZhikuError
-from zhiku.knowledge_base.records import IN_PROGRESS
+from zhiku.knowledge_base.document_states import DocumentStates, move_in
 from zhiku.knowledge_base.uploads import Uploads
 
-#: States a document can be paused from: later, in ``indexing``, its segments are being written.
-PAUSABLE = ("waiting", "parsing", "cleaning", "splitting")
+S = DocumentStatus
+
 #: States ``retry`` accepts: failed, or served with some chunks failed (the whole file is redone).
-RETRYABLE = ("error", "completed_with_errors")
+RETRYABLE = (S.ERROR, S.COMPLETED_WITH_ERRORS)
 #: How many waiting documents one claim looks at (others may be taken by other workers meanwhile).
 _CLAIM_WINDOW = 16
-
-
-class IndexingPaused(ZhikuError):
-    """Raised inside an ingest when its document was paused: the run stops at that stage."""
-
-    code = "indexing_paused"
 
 
 class DocumentIndexing(ZhikuError):
@@ -95,6 +90,7 @@ class IndexingQueue:
 
     def __init__(self, sessions: sessionmaker[Session], uploads: Uploads) -> None:
         self._sessions = sessions
+        self._states = DocumentStates(sessions)
         self.uploads = uploads
 
     # -- queueing ----------------------------------------------------------------------------
@@ -122,7 +118,7 @@ class IndexingQueue:
                         source=str(path),
                         size=len(data),
                         file_hash=hashlib.sha256(data).hexdigest(),
-                        status="waiting",
+                        status=str(S.WAITING),
                     )
                 )
                 session.flush()
@@ -169,18 +165,14 @@ class IndexingQueue:
             raise InvalidInput(
                 f"document {document_id!r} has no stored upload to index again; send its content"
             )
-        values: dict[str, Any] = {"status": "waiting", "error": None, "source": str(path)}
+        values: dict[str, Any] = {"error": None, "source": str(path)}
         if name:
             values["name"] = name[:1024]
         if data is not None:
             values.update(size=len(data), file_hash=hashlib.sha256(data).hexdigest())
         with self._sessions.begin() as session:
-            changed = session.execute(
-                update(DocumentRow)
-                .where(DocumentRow.id == document_id, DocumentRow.status.not_in(IN_PROGRESS))
-                .values(**values)
-            )
-            if changed.rowcount != 1:  # type: ignore[attr-defined]
+            # a paused document may be queued again with new content too
+            if move_in(session, [document_id], S.WAITING, only_from=RESTARTABLE | {S.PAUSED}, **values) != 1:
                 raise DocumentIndexing(f"document {document_id!r} is being indexed; wait or pause it first")
             job = session.get(DocumentJobRow, document_id)
             if job is None:
@@ -217,47 +209,31 @@ class IndexingQueue:
                     DocumentRow.id, DocumentRow.dataset_id, DocumentJobRow.upload, DocumentJobRow.process_rule
                 )
                 .join(DocumentJobRow, DocumentJobRow.document_id == DocumentRow.id)
-                .where(DocumentRow.status == "waiting", DocumentJobRow.upload.is_not(None))
+                .where(DocumentRow.status == str(S.WAITING), DocumentJobRow.upload.is_not(None))
                 .order_by(DocumentRow.created_at)
                 .limit(_CLAIM_WINDOW)
             ).all()
         for document_id, dataset_id, upload, process_rule in candidates:
             if document_id in exclude:
                 continue
-            with self._sessions.begin() as session:
-                claimed = session.execute(
-                    update(DocumentRow)
-                    .where(DocumentRow.id == document_id, DocumentRow.status == "waiting")
-                    .values(status="parsing", parsing_started_at=utcnow(), error=None)
-                )
-            if claimed.rowcount == 1:  # type: ignore[attr-defined]
+            if self._states.move(document_id, S.PARSING, error=None):
                 return Job(document_id, dataset_id, Path(upload), process_rule)
         return None
 
     def fail(self, document_id: str, reason: str) -> None:
-        """Mark a claimed document ``error`` (a failure outside the ingest's own handling)."""
-        with self._sessions.begin() as session:
-            session.execute(
-                update(DocumentRow)
-                .where(DocumentRow.id == document_id, DocumentRow.status.in_(IN_PROGRESS))
-                .values(status="error", error=reason, error_at=utcnow())
-            )
+        """End a claimed document's run as failed (a failure outside the ingest's own handling)."""
+        self._states.fail(document_id, reason)
 
     # -- pause and resume --------------------------------------------------------------------
 
     def pause(self, dataset_id: str, document_id: str) -> None:
-        """Stop a waiting or running document at its next stage change (``paused``)."""
+        """Stop a waiting or running document at its next checkpoint (``paused``)."""
         with self._sessions.begin() as session:
             row = self._document(session, dataset_id, document_id)
-            changed = session.execute(
-                update(DocumentRow)
-                .where(DocumentRow.id == document_id, DocumentRow.status.in_(PAUSABLE))
-                .values(status="paused")
-            )
-            if changed.rowcount != 1:  # type: ignore[attr-defined]
+            if move_in(session, [document_id], S.PAUSED) != 1:
                 raise InvalidState(
-                    f"document {document_id!r} is {row.status}; only waiting documents and documents "
-                    "not yet writing their segments can be paused"
+                    f"document {document_id!r} is {row.status}; "
+                    "only waiting or running documents can be paused"
                 )
             self._job(session, row).paused_at = utcnow()
 
@@ -265,12 +241,7 @@ class IndexingQueue:
         """Queue a paused document again; it is indexed from the start."""
         with self._sessions.begin() as session:
             row = self._document(session, dataset_id, document_id)
-            changed = session.execute(
-                update(DocumentRow)
-                .where(DocumentRow.id == document_id, DocumentRow.status == "paused")
-                .values(status="waiting")
-            )
-            if changed.rowcount != 1:  # type: ignore[attr-defined]
+            if move_in(session, [document_id], S.WAITING, only_from={S.PAUSED}) != 1:
                 raise InvalidState(f"document {document_id!r} is {row.status}, not paused")
             self._job(session, row).paused_at = None
 

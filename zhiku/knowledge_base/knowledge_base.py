@@ -20,15 +20,17 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.config import Settings
 from zhiku.core.db import DatasetRow, DocumentRow, make_engine, make_session_factory
-from zhiku.core.db.models import DocumentJobRow, utcnow
+from zhiku.core.db.models import DocumentJobRow
+from zhiku.core.document_status import IN_PROGRESS, DocumentStatus
 from zhiku.core.documents import Hit
-from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound
+from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, StoreBusy
 from zhiku.core.retrieval_config import RetrievalConfig
-from zhiku.knowledge_base.dataset import Dataset, as_retrieval_config
+from zhiku.knowledge_base.context import DatasetContext
+from zhiku.knowledge_base.dataset import Dataset, as_process_rule, as_retrieval_config
 from zhiku.knowledge_base.dataset_index import DatasetIndex, open_embedding
+from zhiku.knowledge_base.document_states import DocumentStates
 from zhiku.knowledge_base.owner_lock import OwnerLock
 from zhiku.knowledge_base.pipeline import PipelineSpec
-from zhiku.knowledge_base.records import IN_PROGRESS
 from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel
 from zhiku.rerank.types import RerankModel
@@ -43,6 +45,8 @@ class KnowledgeBase:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         settings.home.mkdir(parents=True, exist_ok=True)
+        # taken before anything else: no store file is opened by a process that does not own it
+        self._owner = OwnerLock(settings.home)
         self._engine = make_engine(settings.resolved_database_url)
         self._sessions: sessionmaker[Session] = make_session_factory(self._engine)
         self._indexes: dict[str, DatasetIndex] = {}
@@ -51,7 +55,15 @@ class KnowledgeBase:
         self._retrieval: DatasetRetrieval | None = None
         self._chats: dict[str, ChatModel] = {}
         self._reranks: dict[str, RerankModel] = {}
-        self._owner = OwnerLock(settings.home)
+        self._states = DocumentStates(self._sessions)
+        self._context = DatasetContext(
+            settings=settings,
+            sessions=self._sessions,
+            states=self._states,
+            index=self.dataset_index,
+            chat_model=self.chat_model,
+            rerank_model=self.rerank_model,
+        )
         if self._owner.held:
             self._recover_interrupted()
 
@@ -107,11 +119,7 @@ class KnowledgeBase:
         if not name or not name.strip():
             raise InvalidInput("a dataset needs a non-empty name")
         config = as_retrieval_config(retrieval)
-        rule = (
-            process_rule
-            if isinstance(process_rule, PipelineSpec)
-            else PipelineSpec.model_validate(process_rule or {})
-        )
+        rule = as_process_rule(process_rule)
         model_name = embedding_model or self.settings.embedding_model
         options = dict(embedding_options or {})
         dim = open_embedding(model_name, options, self._sessions).dim
@@ -137,7 +145,7 @@ class KnowledgeBase:
                 session.add(row)
         except IntegrityError as exc:
             raise AlreadyExists(f"a dataset named {name!r} already exists") from exc
-        return Dataset(self, row.id)
+        return Dataset(self._context, row.id)
 
     def dataset(self, name_or_id: str) -> Dataset:
         """A dataset by id or by name; :class:`NotFound` otherwise."""
@@ -147,17 +155,17 @@ class KnowledgeBase:
             )
             if row is None:
                 raise NotFound(f"no dataset {name_or_id!r}")
-            return Dataset(self, row.id)
+            return Dataset(self._context, row.id)
 
     def datasets(self) -> list[Dataset]:
         with self._sessions() as session:
             ids = session.scalars(select(DatasetRow.id).order_by(DatasetRow.created_at))
-            return [Dataset(self, dataset_id) for dataset_id in ids]
+            return [Dataset(self._context, dataset_id) for dataset_id in ids]
 
     def delete_dataset(self, name_or_id: str) -> None:
         """Delete a dataset with its documents, segments and every store's data."""
         dataset = self.dataset(name_or_id)
-        index = self._index(dataset.id)
+        index = self.dataset_index(dataset.id)
         with self._lock:
             self._indexes.pop(dataset.id, None)
         index.drop()
@@ -244,7 +252,21 @@ class KnowledgeBase:
                 )
             return self._retrieval
 
-    # -- internals shared with Dataset -----------------------------------------------------------
+    # -- stores and models shared by datasets --------------------------------------------------
+
+    @property
+    def owns_stores(self) -> bool:
+        """Whether this process may open the stores: it holds the data directory's owner lock,
+        or the stores are on a Qdrant server (which any number of processes share)."""
+        return self._owner.held or self.settings.qdrant_url is not None
+
+    @property
+    def sessions(self) -> sessionmaker[Session]:
+        return self._sessions
+
+    @property
+    def states(self) -> DocumentStates:
+        return self._states
 
     def embedding(self, name: str, options: dict[str, Any]) -> CachedEmbedding:
         """One cached embedding per model and options, shared by datasets and the router, so a
@@ -258,51 +280,48 @@ class KnowledgeBase:
             self._embeddings[key] = open_embedding(name, options, self._sessions)
         return self._embeddings[key]
 
-    @property
-    def sessions(self) -> sessionmaker[Session]:
-        return self._sessions
+    def dataset_index(self, dataset_id: str) -> DatasetIndex:
+        """The dataset's opened stores (opened once). In a process that does not own the embedded
+        stores, :class:`StoreBusy` — raised before any store file is touched."""
+        if not self.owns_stores:
+            raise StoreBusy(
+                f"{self.settings.home} is in use by another zhiku process (a running `zhiku serve`?): "
+                "its embedded stores admit one process; stop that process, or send the request "
+                "through its HTTP API"
+            )
+        with self._lock:
+            index = self._indexes.get(dataset_id)
+            if index is None:
+                row = self._dataset_row(dataset_id)
+                embedding = self._embedding_unlocked(row.embedding_model, row.embedding_options or {})
+                index = DatasetIndex(self.settings, self._sessions, row, embedding=embedding)
+                self._indexes[dataset_id] = index
+                # what a crash left: points without rows, edits between points and rows
+                index.sweep_orphans()
+                index.repair_pending()
+            return index
 
-    def _row(self, dataset_id: str) -> DatasetRow:
+    def _dataset_row(self, dataset_id: str) -> DatasetRow:
         with self._sessions() as session:
             row = session.get(DatasetRow, dataset_id)
             if row is None:
                 raise NotFound(f"no dataset {dataset_id!r}")
             return row
 
-    def _index(self, dataset_id: str) -> DatasetIndex:
-        with self._lock:
-            index = self._indexes.get(dataset_id)
-            if index is None:
-                row = self._row(dataset_id)
-                embedding = self._embedding_unlocked(row.embedding_model, row.embedding_options or {})
-                index = DatasetIndex(self.settings, self._sessions, row, embedding=embedding)
-                self._indexes[dataset_id] = index
-                if self._owner.held:  # points a crash left without rows; cheap when there are none
-                    index.sweep_orphans()
-            return index
-
     def _recover_interrupted(self) -> None:
-        """Documents caught mid-ingest by a crash are marked ``error``, except those queued through
-        the HTTP API whose upload is still stored: they go back to ``waiting`` and the indexing
-        workers run them again. ``waiting`` documents without a stored upload (the later files of
-        an ``add_files`` call, a ``replace_file`` not yet started) would wait forever: ``error``."""
-        with self._sessions.begin() as session:
-            rows = session.scalars(
-                select(DocumentRow).where(DocumentRow.status.in_((*IN_PROGRESS, "waiting")))
+        """Documents caught mid-ingest by a crash: those queued through the HTTP API whose upload
+        is still stored go back to ``waiting`` and the indexing workers run them again; the others
+        (the later files of an ``add_files`` call, a ``replace_file`` not yet started) would wait
+        forever, so their run ends as failed — ``error``, or back to the version they still serve."""
+        with self._sessions() as session:
+            rows = session.execute(
+                select(DocumentRow.id, DocumentRow.status, DocumentJobRow.upload)
+                .outerjoin(DocumentJobRow, DocumentJobRow.document_id == DocumentRow.id)
+                .where(DocumentRow.status.in_([str(s) for s in (*IN_PROGRESS, DocumentStatus.WAITING)]))
             ).all()
-            uploads = dict(
-                session.execute(
-                    select(DocumentJobRow.document_id, DocumentJobRow.upload).where(
-                        DocumentJobRow.document_id.in_([row.id for row in rows])
-                    )
-                ).all()
-            )
-            for row in rows:
-                upload = uploads.get(row.id)
-                if upload and Path(upload).is_file():
-                    row.status = "waiting"
-                    continue
-                stage = "before indexing" if row.status == "waiting" else f"during {row.status}"
-                row.status = "error"
-                row.error = f"interrupted {stage}: the process stopped; re-ingest the file"
-                row.error_at = utcnow()
+        for document_id, status, upload in rows:
+            if upload and Path(upload).is_file():
+                self._states.move(document_id, DocumentStatus.WAITING, only_from=IN_PROGRESS)
+                continue
+            stage = "before indexing" if status == DocumentStatus.WAITING else f"during {status}"
+            self._states.fail(document_id, f"interrupted {stage}: the process stopped; ingest the file again")

@@ -17,14 +17,14 @@ from sqlalchemy import inspect, select, update
 
 from zhiku.core.db.inserts import insert_missing
 from zhiku.core.db.models import Base, DatasetRow, DocumentRow, EmbeddingCacheRow
-from zhiku.core.documents import Segment
+from zhiku.core.document_status import FINISHED, DocumentStatus
 from zhiku.core.errors import AlreadyExists
-from zhiku.knowledge_base.dataset import WRITE_BATCH_SEGMENTS, Progress
+from zhiku.knowledge_base.dataset_index import DocumentVersion
+from zhiku.knowledge_base.ingestion import WRITE_BATCH_SEGMENTS, Progress
 
 if TYPE_CHECKING:
     from zhiku.knowledge_base.knowledge_base import KnowledgeBase
 
-_SERVED = ("completed", "completed_with_errors")
 _CACHE_BATCH = 500
 
 
@@ -75,7 +75,7 @@ def _copy_cache(source: KnowledgeBase, target: KnowledgeBase) -> int:
         result = reading.execute(select(*columns).execution_options(yield_per=_CACHE_BATCH))
         for rows in result.partitions():
             with target.sessions.begin() as writing:
-                writing.execute(insert_missing(writing, EmbeddingCacheRow), [dict(r._mapping) for r in rows])
+                writing.execute(insert_missing(writing, EmbeddingCacheRow), [r._asdict() for r in rows])
             copied += len(rows)
     return copied
 
@@ -102,33 +102,34 @@ def _copy_dataset(
         with target.sessions.begin() as writing:
             writing.add(DatasetRow(**_columns(dataset)))
     segments_of = source.dataset(dataset_id).segments
-    index = target._index(dataset_id)
-    pending: list[tuple[str, Sequence[Segment]]] = []
+    index = target.dataset_index(dataset_id)
+    pending: list[DocumentVersion] = []
     originals: list[dict[str, Any]] = []
 
     def flush() -> None:
         if pending:
             index.write_documents(pending)
             _restore(target, originals)
-            report.segments += sum(len(segments) for _, segments in pending)
+            report.segments += sum(len(version.segments) for version in pending)
             pending.clear()
             originals.clear()
 
     for done, document in enumerate(documents, start=1):
         status = document["status"]
-        if status in _SERVED:
+        if status in FINISHED:  # written as an ingest writes them: indexing → completed
             with target.sessions.begin() as writing:
-                writing.add(DocumentRow(**{**document, "status": "indexing"}))
-            pending.append((document["id"], segments_of(document["id"])))
+                writing.add(DocumentRow(**{**document, "status": str(DocumentStatus.INDEXING)}))
+            failed = (document["doc_metadata"] or {}).get("failed_chunks") or []
+            pending.append(DocumentVersion(document["id"], segments_of(document["id"]), failed))
             originals.append(document)
             report.documents += 1
-        elif status == "error":
+        elif status == DocumentStatus.ERROR:
             with target.sessions.begin() as writing:
                 writing.add(DocumentRow(**document))
             report.documents += 1
         else:
             report.skipped.append(f"{name}/{document['name']}: {status}")
-        if sum(len(segments) for _, segments in pending) >= WRITE_BATCH_SEGMENTS:
+        if sum(len(version.segments) for version in pending) >= WRITE_BATCH_SEGMENTS:
             flush()
         if on_progress:
             on_progress(name, done, len(documents))
@@ -136,13 +137,11 @@ def _copy_dataset(
 
 
 def _restore(target: KnowledgeBase, documents: Sequence[dict[str, Any]]) -> None:
-    """Put back what the write path set anew (status, error, completion time) as the source had it."""
+    """Put back what the write path set anew (error text, completion time) as the source had it."""
     with target.sessions.begin() as session:
         for document in documents:
             session.execute(
                 update(DocumentRow)
                 .where(DocumentRow.id == document["id"])
-                .values(
-                    status=document["status"], error=document["error"], completed_at=document["completed_at"]
-                )
+                .values(error=document["error"], completed_at=document["completed_at"])
             )

@@ -49,6 +49,11 @@ class PipelineSpec(BaseModel):
     doc_form: str = "paragraph"
     doc_language: Literal["zh", "en"] | None = None
 
+    def check_names(self) -> None:
+        """ConfigError unless every cleaner and the ``doc_form`` are registered plug-ins."""
+        build_cleaners(self.cleaners)
+        index_processors.factory(self.doc_form)
+
     def build(self, chat: Callable[[], ChatModel] | None = None) -> Pipeline:
         """The pipeline; ``chat`` gives the chat model a ``qa_model`` dataset needs."""
         length = (

@@ -8,20 +8,6 @@ from typing import Any
 
 from zhiku.core.db.models import DocumentRow
 
-#: ``completed_with_errors``: served, but some chunks could not be indexed (a Q&A model call
-#: failed); they are listed in the document's ``failed_chunks`` and ``retry`` redoes only them.
-DOCUMENT_STATUSES = (
-    "waiting",
-    "parsing",
-    "cleaning",
-    "splitting",
-    "indexing",
-    "completed",
-    "completed_with_errors",
-    "error",
-)
-IN_PROGRESS = ("parsing", "cleaning", "splitting", "indexing")
-
 
 @dataclass(frozen=True)
 class DocumentInfo:
@@ -36,6 +22,8 @@ class DocumentInfo:
     created_at: datetime
     stage_times: dict[str, datetime | None] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: set by an ingest that found this document's content already there: "skipped", "replaced"
+    duplicate: str | None = None
 
     @classmethod
     def of(cls, row: DocumentRow) -> DocumentInfo:

@@ -16,18 +16,17 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db.models import DocumentJobRow, DocumentRow, SegmentRow
+from zhiku.core.document_status import FINISHED, IN_PROGRESS
 from zhiku.core.documents import Segment, content_hash, segment_id
 from zhiku.core.errors import InvalidInput, NotFound
 from zhiku.knowledge_base.dataset_index import DatasetIndex
 from zhiku.knowledge_base.jobs import ArchivedDocument, DocumentIndexing, InvalidState
 from zhiku.knowledge_base.pipeline import PipelineSpec
-from zhiku.knowledge_base.records import IN_PROGRESS
 from zhiku.splitters import TiktokenLength, TransformersTokenizerLength
 from zhiku.splitters.length import LengthFunction
 
 #: Every stored segment is indexed: its row is written in the transaction that indexes it.
 SEGMENT_STATUS = "completed"
-_SERVED_DOCUMENT = ("completed", "completed_with_errors")
 
 
 @dataclass(frozen=True)
@@ -122,7 +121,7 @@ class SegmentEditor:
         with self._index().editing():  # the next free position stays free until written
             with self._sessions() as session:
                 document = self._editable(session, document_id)
-                if document.status not in _SERVED_DOCUMENT:
+                if document.status not in FINISHED:
                     raise InvalidState(
                         f"document {document_id!r} is {document.status}; "
                         "segments are added once it is indexed"
@@ -138,6 +137,8 @@ class SegmentEditor:
             segments = []
             for offset, item in enumerate(items):
                 content = _non_empty(item.content)
+                _check_text("answer", item.answer)
+                _check_keywords(item.keywords)
                 position = int(start or 0) + offset
                 segments.append(
                     Segment(
@@ -166,6 +167,9 @@ class SegmentEditor:
         enabled: bool | None = None,
     ) -> StoredSegment:
         """Change a segment; only what changed is re-indexed, and only for this segment."""
+        _check_text("answer", answer)
+        if keywords is not None:
+            _check_keywords(keywords)
         with self._index().editing():  # no other write between reading the segment and writing it
             with self._sessions() as session:
                 self._editable(session, document_id)
@@ -197,18 +201,12 @@ class SegmentEditor:
             self._index().delete_segments([segment_id_])
 
     def _update_row(self, segment: Segment, *, enabled_changed: bool) -> None:
+        if enabled_changed:
+            self._index().set_segments_enabled([segment.id], segment.enabled)
         with self._sessions.begin() as session:
             session.execute(
-                update(SegmentRow)
-                .where(SegmentRow.id == segment.id)
-                .values(answer=segment.answer, enabled=segment.enabled)
+                update(SegmentRow).where(SegmentRow.id == segment.id).values(answer=segment.answer)
             )
-        if enabled_changed:
-            index = self._index()
-            index.vector.set_enabled([segment.id], segment.enabled)
-            index.fulltext.set_enabled([segment.id], segment.enabled)
-            index.vector.flush()
-            index.fulltext.flush()
 
     # -- checks ------------------------------------------------------------------------------
 
@@ -236,10 +234,29 @@ class SegmentEditor:
 
 
 def _non_empty(content: str) -> str:
+    _check_text("content", content)
     text = content.strip()
     if not text:
         raise InvalidInput("a segment needs non-empty content")
     return text
+
+
+def _check_keywords(keywords: Sequence[str]) -> None:
+    for keyword in keywords:
+        _check_text("keywords", keyword)
+
+
+def _check_text(field: str, value: str | None) -> None:
+    """InvalidInput naming ``field`` for text no store can hold: a lone surrogate (not Unicode
+    text at all) or a NUL (PostgreSQL text refuses it)."""
+    if value is None:
+        return
+    if "\x00" in value:
+        raise InvalidInput(f"{field}: contains a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(f"{field}: not valid Unicode text (lone surrogate at {exc.start})") from exc
 
 
 def segment_of(row: SegmentRow) -> Segment:

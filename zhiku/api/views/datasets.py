@@ -16,7 +16,6 @@ from zhiku.api.views.common import datasets_json, offset, page
 from zhiku.core.errors import AlreadyExists
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.knowledge_base.pipeline import PipelineSpec
-from zhiku.knowledge_base.records import IN_PROGRESS
 
 routes = Routes("datasets")
 
@@ -106,11 +105,6 @@ def update_dataset(dataset_id: str, body: DatasetUpdate) -> Response:
 def delete_dataset(dataset_id: str) -> tuple[str, int]:
     dataset = visible_dataset(dataset_id)
     ctx = context()
-    busy = [info.name for info in dataset.documents() if info.status in IN_PROGRESS]
-    if busy:
-        raise ApiError(
-            409, "document_indexing", f"documents are being indexed ({busy[0]!r}, ...); pause them first"
-        )
     document_ids = [info.id for info in dataset.documents()]
     ctx.kb.delete_dataset(dataset.id)
     for document_id in document_ids:

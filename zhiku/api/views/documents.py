@@ -31,8 +31,7 @@ from zhiku.api.views.common import document_json, documents_json, offset, page
 from zhiku.core.errors import ExtractionError, UnsupportedFileType
 from zhiku.extractors.sniff import detect_format
 from zhiku.knowledge_base import Dataset
-from zhiku.knowledge_base.jobs import DocumentIndexing, new_batch
-from zhiku.knowledge_base.records import IN_PROGRESS
+from zhiku.knowledge_base.jobs import new_batch
 
 routes = Routes("documents")
 
@@ -222,9 +221,7 @@ def get_document(dataset_id: str, document_id: str) -> Response:
 )
 def delete_document(dataset_id: str, document_id: str) -> Response:
     dataset = visible_dataset(dataset_id)
-    if dataset.document(document_id).status in IN_PROGRESS:
-        raise DocumentIndexing(f"document {document_id!r} is being indexed; pause it or wait")
-    dataset.delete_document(document_id)
+    dataset.delete_document(document_id)  # in any status: a running worker stops at its next checkpoint
     context().queue.uploads.remove(document_id)
     return jsonify({"result": "success"})
 

@@ -169,3 +169,17 @@ class ApiKeyRow(Base):
     datasets: Mapped[list[str] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class PendingSegmentWriteRow(Base):
+    """A segment whose store points are being rewritten by an edit (see migration 0002).
+
+    No foreign key to ``segments``: an edit may add a segment whose row does not exist yet.
+    """
+
+    __tablename__ = "pending_segment_writes"
+    __table_args__ = (Index("ix_pending_segment_writes_dataset", "dataset_id"),)
+
+    segment_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -9,10 +9,14 @@ from typing import Protocol
 
 import numpy as np
 
+from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import content_hash
 from zhiku.providers.embedding.base import EmbeddingModel, ProgressCallback
 
 QUERY_CACHE_SIZE = 1024
+#: Texts embedded (and cached) per step of :meth:`CachedEmbedding.embed_documents`: a few of the
+#: models' own batches, so each step takes seconds at most on the slowest offline model.
+CACHE_BATCH = 64
 
 
 class EmbeddingCache(Protocol):
@@ -84,17 +88,20 @@ class CachedEmbedding:
         vectors = self.cache.get_many(self.name, list(unique))
         misses = [h for h in unique if h not in vectors]
         total = len(texts)
-        if misses:
-
-            def report(done: int, _: int) -> None:
-                if on_progress is not None:
-                    on_progress(total - len(misses) + done, total)
-
-            fresh = self.model.embed_documents([unique[h] for h in misses], on_progress=report)
-            new = dict(zip(misses, fresh, strict=True))
+        done = total - len(misses)
+        # batch by batch, each stored as soon as it is made: a stopped or killed run loses at
+        # most one batch, and a cancelled one stops between batches
+        for start in range(0, len(misses), CACHE_BATCH):
+            checkpoint()
+            part = misses[start : start + CACHE_BATCH]
+            fresh = self.model.embed_documents([unique[h] for h in part])
+            new = dict(zip(part, fresh, strict=True))
             self.cache.put_many(self.name, new)
             vectors.update(new)
-        elif on_progress is not None:
+            done += len(part)
+            if on_progress is not None:
+                on_progress(done, total)
+        if not misses and on_progress is not None:
             on_progress(total, total)
         return np.stack([vectors[h] for h in hashes]).astype(np.float32, copy=False)
 

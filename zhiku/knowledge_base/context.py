@@ -1,0 +1,32 @@
+"""What a dataset needs from its knowledge base, handed to it instead of the knowledge base itself."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from zhiku.core.config import Settings
+from zhiku.knowledge_base.dataset_index import DatasetIndex
+from zhiku.knowledge_base.document_states import DocumentStates
+from zhiku.providers.llm import ChatModel
+from zhiku.rerank.types import RerankModel
+
+
+@dataclass(frozen=True)
+class DatasetContext:
+    """Sessions, settings, and the opened resources shared by all datasets of a knowledge base.
+
+    ``index(dataset_id)`` opens (once) a dataset's stores, or raises ``StoreBusy`` in a process
+    that does not own the embedded stores; ``chat_model(options)`` and ``rerank_model(spec)``
+    give the shared, cached model clients.
+    """
+
+    settings: Settings
+    sessions: sessionmaker[Session]
+    states: DocumentStates
+    index: Callable[[str], DatasetIndex]
+    chat_model: Callable[[dict[str, Any] | None], ChatModel]
+    rerank_model: Callable[[str | None], RerankModel | None]

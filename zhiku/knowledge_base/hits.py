@@ -1,0 +1,49 @@
+"""Fused search results turned into :class:`Hit` records, with their segment and document rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from zhiku.core.db import DocumentRow, SegmentRow
+from zhiku.core.documents import Hit
+from zhiku.knowledge_base.document_states import served_condition
+from zhiku.rerank.types import FusedHit
+
+
+def hits_of(sessions: sessionmaker[Session], dataset_id: str, fused: Sequence[FusedHit]) -> list[Hit]:
+    """Hits in the order fused, with content, answer, document name and metadata; a segment that
+    stopped being served since it was found (deleted, disabled) is left out."""
+    if not fused:
+        return []
+    with sessions() as session:
+        rows = session.execute(
+            select(SegmentRow, DocumentRow.name)
+            .join(DocumentRow, DocumentRow.id == SegmentRow.document_id)
+            .where(SegmentRow.id.in_([hit.segment_id for hit in fused]))
+            .where(served_condition())
+        ).all()
+    by_id = {segment.id: (segment, document_name) for segment, document_name in rows}
+    hits = []
+    for item in fused:
+        if item.segment_id not in by_id:
+            continue
+        segment, document_name = by_id[item.segment_id]
+        hits.append(
+            Hit(
+                segment_id=segment.id,
+                score=item.score,
+                scores=dict(item.scores),
+                ranks=dict(item.ranks),
+                content=segment.content,
+                answer=segment.answer,
+                document_id=segment.document_id,
+                document_name=document_name,
+                dataset_id=dataset_id,
+                position=segment.position,
+                metadata=dict(segment.seg_metadata or {}),
+            )
+        )
+    return hits

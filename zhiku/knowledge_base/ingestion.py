@@ -1,0 +1,236 @@
+"""Ingestion: sources → pipeline → document versions → the dataset's stores, a batch at a time.
+
+Each document runs inside its own :class:`~zhiku.core.cancellation.CancelToken`: pausing or
+deleting it, or its time limit (setting ``document_time_limit``), stops it at the next
+checkpoint of whatever stage it is in — extraction, cleaning, splitting, the index processor,
+or embedding, whose vectors are cached batch by batch, so a stopped or crashed document resumes
+from its last embedded batch. Versions of several documents are then written together (one
+flush and one transaction for up to :data:`WRITE_BATCH_SEGMENTS` segments); see
+:mod:`zhiku.knowledge_base.dataset_index` for what makes that write all-or-nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from zhiku.core.cancellation import CancelToken, cancellable
+from zhiku.core.db.models import DocumentRow
+from zhiku.core.document_status import DocumentStatus
+from zhiku.core.documents import Chunk
+from zhiku.core.errors import Cancelled, InvalidInput, TimeLimitExceeded, ZhikuError
+from zhiku.knowledge_base.context import DatasetContext
+from zhiku.knowledge_base.dataset_index import DatasetIndex, DocumentVersion
+from zhiku.knowledge_base.pipeline import Pipeline
+
+S = DocumentStatus
+
+#: Segments gathered from several documents before one store write.
+WRITE_BATCH_SEGMENTS = 2048
+
+Progress = Callable[[str, int, int], None]
+EmbeddingProgress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Source:
+    """One thing to ingest: its name, its content (a file path or bytes), and where it came from
+    (stored as the document's ``source``: a resolved file path, or a label)."""
+
+    name: str
+    content: Path | bytes
+    origin: str
+
+    @classmethod
+    def file(cls, path: str | Path) -> Source:
+        resolved = Path(path).resolve()
+        return cls(resolved.name, resolved, str(resolved))
+
+    @property
+    def size(self) -> int:
+        if isinstance(self.content, bytes):
+            return len(self.content)
+        try:
+            return self.content.stat().st_size
+        except OSError:
+            return 0
+
+    def sha256(self) -> str | None:
+        """The content's hash (None when the file cannot be read: the ingest reports why)."""
+        if isinstance(self.content, bytes):
+            return hashlib.sha256(self.content).hexdigest()
+        digest = hashlib.sha256()
+        try:
+            with self.content.open("rb") as handle:
+                for block in iter(functools.partial(handle.read, 1 << 20), b""):
+                    digest.update(block)
+        except OSError:
+            return None
+        return digest.hexdigest()
+
+
+def new_document(
+    context: DatasetContext,
+    dataset_id: str,
+    source: Source,
+    *,
+    status: DocumentStatus = S.WAITING,
+    file_hash: str | None = None,
+) -> str:
+    """Add a document row (not served until a version of it is completed); returns its id."""
+    row = DocumentRow(
+        dataset_id=dataset_id,
+        name=source.name[:1024],
+        source=source.origin,
+        size=source.size,
+        file_hash=file_hash,
+        status=str(status),
+    )
+    with context.sessions.begin() as session:
+        session.add(row)
+    return row.id
+
+
+class Ingestion:
+    """One ingest run into one dataset (not thread-safe: one run, one caller)."""
+
+    def __init__(
+        self,
+        context: DatasetContext,
+        dataset_id: str,
+        pipeline: Pipeline,
+        *,
+        timings: dict[str, float] | None = None,
+        on_progress: Progress | None = None,
+        on_embedded: EmbeddingProgress | None = None,
+    ) -> None:
+        self._context = context
+        self._states = context.states
+        self._index: DatasetIndex = context.index(dataset_id)
+        self._pipeline = pipeline
+        self._timings = timings
+        self._on_progress = on_progress
+        self._on_embedded = on_embedded
+        self._pending: list[DocumentVersion] = []
+
+    # -- files and texts ---------------------------------------------------------------------
+
+    def run(self, sources: Sequence[Source], document_ids: Sequence[str]) -> None:
+        """Index each source into its (existing) document; one's failure never stops the others."""
+        total = len(sources)
+        for done, (source, document_id) in enumerate(zip(sources, document_ids, strict=True), start=1):
+            version = self._prepare(source, document_id)
+            if version is not None:
+                self._pending.append(version)
+            if self._pending_segments() >= WRITE_BATCH_SEGMENTS or done == total:
+                self._write()
+            if self._on_progress:
+                self._on_progress(source.name, done, total)
+
+    def _prepare(self, source: Source, document_id: str) -> DocumentVersion | None:
+        """Extract, clean, split, transform and embed one document under its cancel token."""
+        token = CancelToken.with_time_limit(
+            self._context.settings.document_time_limit,
+            should_stop=functools.partial(self._states.stop_reason, document_id),
+        )
+        with cancellable(token):
+            try:
+                self._check_size(source)
+                chunks = self._pipeline.chunks(
+                    source.content,
+                    source.name,
+                    on_stage=functools.partial(self._enter, token, document_id),
+                    timings=self._timings,
+                )
+                if not chunks:
+                    raise InvalidInput(f"{source.name}: no text left after extraction and cleaning")
+                self._enter(token, document_id, S.INDEXING)
+                return self._version(document_id, chunks, embed=True)
+            except TimeLimitExceeded as exc:
+                limit = self._context.settings.document_time_limit
+                self._states.fail(document_id, f"{exc} (document_time_limit {limit:g} s)")
+            except Cancelled:
+                pass  # paused (it stays paused until resumed) or deleted
+            except ZhikuError as exc:
+                self._states.fail(document_id, str(exc))
+            except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
+                self._states.fail(document_id, f"{source.name}: {type(exc).__name__}: {exc}")
+        return None
+
+    def _enter(self, token: CancelToken, document_id: str, stage: str) -> None:
+        """Move the document to ``stage``; stop the run if it was paused or deleted meanwhile.
+        A document a worker claimed is already ``parsing``."""
+        token.stage = stage
+        status = S(stage)
+        if not self._states.move(document_id, status) and self._states.status(document_id) != status:
+            raise Cancelled(self._states.stop_reason(document_id) or f"document {document_id} moved")
+
+    def _check_size(self, source: Source) -> None:
+        """Refuse a file over ``upload_max_mb`` before reading it: a 50 MB text file is some
+        100,000 chunks, hours of embedding, and most often a log or a dump added by mistake."""
+        limit = self._context.settings.upload_max_mb
+        size = source.size
+        if size > limit * 1024 * 1024:
+            raise InvalidInput(
+                f"{source.name}: file too large ({size / 1024 / 1024:.1f} MB; the limit is {limit:g} MB, "
+                "setting upload_max_mb)"
+            )
+
+    # -- pre-made chunks and versions --------------------------------------------------------
+
+    def run_chunks(self, documents: Sequence[tuple[str, Sequence[Chunk]]]) -> list[str]:
+        """Index pre-made chunks as new documents (no extraction, splitting or cancellation:
+        an evaluation corpus's passages); embedding is batched across documents at write time."""
+        ids: list[str] = []
+        total = len(documents)
+        for done, (name, chunks) in enumerate(documents, start=1):
+            document_id = new_document(
+                self._context, self._index.dataset_id, Source(name, b"", "chunks"), status=S.INDEXING
+            )
+            ids.append(document_id)
+            version = self._version(document_id, chunks, embed=False)
+            if version is not None:
+                self._pending.append(version)
+            if self._pending_segments() >= WRITE_BATCH_SEGMENTS or done == total:
+                self._write()
+            if self._on_progress:
+                self._on_progress(name, done, total)
+        return ids
+
+    def write_version(self, version: DocumentVersion) -> None:
+        """Write one prepared version now (Q&A pairs, a retry of failed chunks)."""
+        self._pending.append(version)
+        self._write()
+
+    def _version(self, document_id: str, chunks: Sequence[Chunk], *, embed: bool) -> DocumentVersion | None:
+        """The document's new version, or None (and the document failed) when no segment came out."""
+        outcome = self._pipeline.index_processor.transform(chunks, document_id)
+        failures = [failure.to_json() for failure in outcome.failures]
+        version = DocumentVersion(document_id, outcome.segments, failures)
+        if not outcome.segments:
+            self._states.fail(
+                document_id, version.error_summary() or "no segments produced", failed_chunks=failures
+            )
+            return None
+        if embed:  # cached batch by batch, so the write finds them all and a stop loses one batch
+            self._index.embedding.embed_documents(
+                [s.content for s in outcome.segments], on_progress=self._on_embedded
+            )
+        return version
+
+    def _pending_segments(self) -> int:
+        return sum(len(version.segments) for version in self._pending)
+
+    def _write(self) -> None:
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        try:
+            self._index.write_documents(pending, self._timings, self._on_embedded)
+        except Exception as exc:  # noqa: BLE001 - a store or model failure must mark, not lose, the documents
+            reason = str(exc) if isinstance(exc, ZhikuError) else f"{type(exc).__name__}: {exc}"
+            for version in pending:
+                self._states.fail(version.document_id, f"indexing failed: {reason}")
