@@ -12,6 +12,7 @@ from zhiku.api.openapi import PREFIX, openapi_document
 from zhiku.api.views import ALL
 from zhiku.api.views.meta import OPENAPI_EXTENSION
 from zhiku.core.config import Settings
+from zhiku.core.errors import StoreBusy
 from zhiku.knowledge_base import KnowledgeBase
 from zhiku.knowledge_base.catalog import Catalog
 from zhiku.knowledge_base.jobs import IndexingQueue
@@ -35,6 +36,12 @@ def create_app(
     """
     owns_kb = kb is None
     knowledge_base = kb or KnowledgeBase(settings)
+    if workers and not knowledge_base.owns_stores:
+        if owns_kb:
+            knowledge_base.close()
+        raise StoreBusy(
+            f"{settings.home} is already served by another zhiku process: its embedded stores admit one"
+        )
     queue = IndexingQueue(knowledge_base.sessions, Uploads(settings.home / "uploads"))
     queue.sweep_uploads()
     pool = IndexingWorkers(knowledge_base, queue, settings.indexing_workers) if workers else None
