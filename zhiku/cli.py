@@ -194,13 +194,32 @@ def _expand(paths: tuple[Path, ...]) -> list[Path]:
 @click.option("--dataset", "dataset_name", required=True)
 @click.option("--create", is_flag=True, help="Create the dataset if it does not exist.")
 @click.option("--qa-csv", is_flag=True, help="The files are question,answer CSV files (no LLM needed).")
+@click.option(
+    "--on-duplicate",
+    type=click.Choice(["skip", "replace", "keep"]),
+    default="skip",
+    help="A file whose content is already in the dataset: skip it (default), index it again, or keep both.",
+)
+@click.option(
+    "--sync",
+    is_flag=True,
+    help="Make the dataset mirror the folder(s): add new files, re-index changed ones, delete removed ones.",
+)
 @click.pass_context
 def ingest(
-    ctx: click.Context, paths: tuple[Path, ...], dataset_name: str, create: bool, qa_csv: bool
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    dataset_name: str,
+    create: bool,
+    qa_csv: bool,
+    on_duplicate: str,
+    sync: bool,
 ) -> None:
     """Ingest files (or folders) into a dataset. Exit status 1 if any file failed."""
     from zhiku.core.errors import NotFound
 
+    if sync and (qa_csv or not all(path.is_dir() for path in paths)):
+        raise click.BadParameter("--sync takes folders (and no --qa-csv)")
     files = _expand(paths)
     with _knowledge_base(ctx) as kb:
         try:
@@ -209,22 +228,52 @@ def ingest(
             if not create:
                 raise
             ds = kb.create_dataset(dataset_name)
+        if sync:
+            failed_sync = _sync(ds, paths)
+            ds.optimize()
+            if failed_sync:
+                ctx.exit(1)
+            return
         if qa_csv:
             infos = [ds.add_qa_csv(path) for path in files]
         else:
             progress = _Progress("ingest", sys.stderr.isatty())
             try:
-                infos = ds.add_files(files, on_progress=progress)
+                infos = ds.add_files(files, on_progress=progress, on_duplicate=on_duplicate)  # type: ignore[arg-type]
             finally:
                 progress.close()
         ds.optimize()
         failed = [info for info in infos if info.status == "error"]
+        skipped = [info for info in infos if info.duplicate == "skipped"]
         for info in infos:
+            if info.duplicate == "skipped":
+                click.echo(f"{'skipped':9} {info.name}: its content is already indexed")
+                continue
             suffix = f": {info.error}" if info.error else f" ({info.segment_count} segments)"
             click.echo(f"{info.status:9} {info.name}{suffix}")
-        click.echo(f"{len(infos) - len(failed)} indexed, {len(failed)} failed")
+        summary = f"{len(infos) - len(failed) - len(skipped)} indexed, {len(failed)} failed"
+        click.echo(summary + (f", {len(skipped)} skipped as duplicates" if skipped else ""))
         if failed:
             ctx.exit(1)
+
+
+def _sync(ds: Any, folders: tuple[Path, ...]) -> bool:
+    """Sync each folder into the dataset, print what changed; True if a file failed."""
+    failed = False
+    for folder in folders:
+        report = ds.sync_folder(folder)
+        for info in report.added:
+            click.echo(f"added     {info.name} ({info.status}{': ' + info.error if info.error else ''})")
+        for info in report.updated:
+            click.echo(f"updated   {info.name} ({info.status}{': ' + info.error if info.error else ''})")
+        for origin in report.deleted:
+            click.echo(f"deleted   {origin}")
+        click.echo(
+            f"{folder}: {len(report.added)} added, {len(report.updated)} updated, "
+            f"{len(report.deleted)} deleted, {len(report.unchanged)} unchanged, {len(report.failed)} failed"
+        )
+        failed = failed or bool(report.failed)
+    return failed
 
 
 @main.command()
@@ -307,6 +356,15 @@ def search(
         if as_json:
             click.echo(json.dumps([hit.__dict__ for hit in hits], ensure_ascii=False, indent=2, default=str))
             return
+        if not hits:
+            threshold = (
+                kb.dataset(dataset_names[0]).retrieval.score_threshold if len(dataset_names) == 1 else None
+            )
+            click.echo(
+                f"no hits above the score threshold {threshold:g} (it may have cut them)"
+                if threshold is not None
+                else "no hits"
+            )
         for rank, hit in enumerate(hits, start=1):
             per_method = ", ".join(f"{k} {v:.3f}" for k, v in hit.scores.items())
             click.echo(f"{rank}. [{hit.score:.3f}] {hit.document_name} #{hit.position}  ({per_method})")
