@@ -18,7 +18,7 @@ from tests.fixtures.make_files import make_text
 from tests.knowledge_base.slow_embedding import paragraphs, register
 from zhiku import KnowledgeBase
 from zhiku.core.document_status import DocumentStatus
-from zhiku.core.errors import ConfigError
+from zhiku.core.errors import ConfigError, NotFound
 from zhiku.providers.embedding.cache import CACHE_BATCH
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,7 +54,15 @@ def test_pause_or_delete_stops_a_document_while_it_embeds(tmp_path: Path, action
     with KnowledgeBase.open(tmp_path / "home") as kb:
         ds = _slow_dataset(kb, "slow", delay=0.02)
         source = make_text(tmp_path / "long.txt", paragraphs(400))
-        thread = threading.Thread(target=ds.add_file, args=(source,))  # type: ignore[attr-defined]
+        outcome: list[object] = []
+
+        def ingest() -> None:
+            try:
+                outcome.append(ds.add_file(source))  # type: ignore[attr-defined]
+            except NotFound as exc:  # deleted while it was ingested
+                outcome.append(exc)
+
+        thread = threading.Thread(target=ingest)
         thread.start()
         _wait_for(lambda: any(d.status == "indexing" for d in ds.documents()))  # type: ignore[attr-defined]
         document = ds.documents()[0]  # type: ignore[attr-defined]
@@ -68,8 +76,10 @@ def test_pause_or_delete_stops_a_document_while_it_embeds(tmp_path: Path, action
         assert time.monotonic() - stopped_at < 5  # one batch of 64 at 20 ms, plus slack
         if action == "pause":
             assert ds.document(document.id).status == "paused"  # type: ignore[attr-defined]
+            assert outcome[0].status == "paused"  # type: ignore[attr-defined]
         else:
             assert ds.documents() == []  # type: ignore[attr-defined]
+            assert isinstance(outcome[0], NotFound)
         assert ds.segments() == []  # type: ignore[attr-defined]
         index = kb.dataset_index(ds.id)  # type: ignore[attr-defined]
         assert index.vector.count() == 0 and index.fulltext.count() == 0

@@ -211,7 +211,10 @@ class Dataset:
         self, path: str | Path, *, pipeline: Pipeline | None = None, on_duplicate: OnDuplicate = "skip"
     ) -> DocumentInfo:
         """Ingest one file. A bad file does not raise: its document is marked ``error`` with the reason."""
-        return self.add_files([path], pipeline=pipeline, on_duplicate=on_duplicate)[0]
+        infos = self.add_files([path], pipeline=pipeline, on_duplicate=on_duplicate)
+        if not infos:
+            raise NotFound(f"{Path(path).name}: its document was deleted while it was ingested")
+        return infos[0]
 
     def add_text(
         self, name: str, text: str, *, pipeline: Pipeline | None = None, on_duplicate: OnDuplicate = "skip"
@@ -384,10 +387,12 @@ class Dataset:
             raise DocumentIndexing(f"document {document_id!r} is being indexed; wait or pause it first")
         outcome = pipeline.index_processor.transform([failure.chunk() for failure in failed], document_id)
         merged = renumber([*self.segments(document_id), *outcome.segments], document_id)
-        failures = [failure.to_json() for failure in outcome.failures]
-        Ingestion(self._context, self.id, pipeline).write_version(
-            DocumentVersion(document_id, merged, failures)
-        )
+        version = DocumentVersion(document_id, merged, [failure.to_json() for failure in outcome.failures])
+        if merged:
+            Ingestion(self._context, self.id, pipeline).write_version(version)
+        else:
+            reason = version.error_summary() or "no segments produced"
+            self._context.states.fail(document_id, reason, failed_chunks=list(version.failed_chunks))
         return self.document(document_id)
 
     # -- queued indexing and segment editing (the HTTP API's indexing workers and admin) ---------

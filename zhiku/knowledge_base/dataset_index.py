@@ -228,19 +228,11 @@ class DatasetIndex:
                 raise
             done = set(committed)
             dropped = [s.id for s in segments if s.document_id not in done and s.id not in reused]
-            stale = [
-                segment_id
-                for document_id in committed
-                for segment_id in old.get(document_id, set())
-                if segment_id not in {s.id for s in self._segments_of(batch, document_id)}
-            ]
+            kept = {s.id for s in segments if s.document_id in done}
+            stale = [i for document_id in committed for i in old.get(document_id, set()) if i not in kept]
             self._discard_points(dropped + stale)
         clock["index"] = clock.get("index", 0.0) + time.perf_counter() - started
         return committed
-
-    @staticmethod
-    def _segments_of(batch: Sequence[DocumentVersion], document_id: str) -> Sequence[Segment]:
-        return next(version.segments for version in batch if version.document_id == document_id)
 
     def _segment_ids_by_document(self, document_ids: Sequence[str]) -> dict[str, set[str]]:
         found: dict[str, set[str]] = {}
