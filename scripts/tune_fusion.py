@@ -20,7 +20,7 @@ from zhiku import KnowledgeBase
 from zhiku.core.db import DocumentRow, SegmentRow
 from zhiku.evaluation.metrics import ndcg_at
 from zhiku.evaluation.sets import load_eval_set
-from zhiku.rerank.fusion import rrf, weighted_score
+from zhiku.fusion.fusion import rrf, weighted_score
 
 
 def main() -> None:

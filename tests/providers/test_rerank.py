@@ -27,10 +27,10 @@ from tests.fixtures.rerank_server import (
 from tests.fixtures.tiny_bert import save_tiny_bert
 from zhiku.core.errors import ConfigError, ModelUnavailable
 from zhiku.core.retrieval_config import Channel, RetrievalConfig
-from zhiku.datasource.retrieval_service import RetrievalService
+from zhiku.fusion.fusion import rerank_with_model
 from zhiku.providers.rerank import open_rerank_model
 from zhiku.providers.rerank.http import HttpRerank
-from zhiku.rerank.fusion import rerank_with_model
+from zhiku.retrieval.dataset_search import DatasetSearch
 
 API_KEY = "sk-rerank-5c1d0e"
 WORDS = "the a cat dog sat on mat ran fast slow blue sky grey red apples hello world 知 识 库 检 索".split()
@@ -312,7 +312,7 @@ def test_retrieval_service_reranks_with_an_http_model(server: RerankServer) -> N
     def live(ids: Sequence[str]) -> dict[str, str]:
         return {i: texts[i] for i in ids}
 
-    with RetrievalService(channels, live_segments=live, rerank_model=model) as service:
+    with DatasetSearch(channels, live_segments=live, rerank_model=model) as service:
         hits = service.retrieve(QUERY, config)
     assert [h.segment_id for h in hits] == ["b", "c", "d"]
     assert hits[0].score == pytest.approx(fake_score(QUERY, texts["b"]))

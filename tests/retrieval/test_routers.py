@@ -45,7 +45,7 @@ def test_zero_and_one_dataset_need_no_model(routed_kb: KnowledgeBase) -> None:
 
 
 def _embedding(kb: KnowledgeBase) -> EmbeddingRouter:
-    return kb.dataset_retrieval().router("embedding")  # type: ignore[return-value]
+    return kb.routed_retrieval().router("embedding")  # type: ignore[return-value]
 
 
 def test_function_call_router_follows_the_tool_the_model_calls(routed_kb: KnowledgeBase) -> None:

@@ -1,6 +1,6 @@
 """``zhiku serve``: the API app under waitress, a production WSGI server (threads, no debug mode).
 
-One process: the embedded stores admit one (ARCHITECTURE §3). SIGINT and SIGTERM stop it
+One process: the embedded stores admit one. SIGINT and SIGTERM stop it
 cleanly: requests end, the indexing workers get some seconds to finish their documents, and any
 document still running is queued again at the next start.
 """

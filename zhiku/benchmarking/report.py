@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 _STAGES = (
-    "extract", "clean", "split", "embed", "index", "other", "non_embedding", "total", "total_per_cpu_s"
+    "extract",
+    "clean",
+    "split",
+    "embed",
+    "index",
+    "other",
+    "non_embedding",
+    "total",
+    "total_per_cpu_s",
 )
 _STAGE_LABELS = {"non_embedding": "non-embedding", "total_per_cpu_s": "total/CPU s"}
 _METHODS = (
@@ -42,11 +50,11 @@ def format_report(result: dict[str, Any]) -> list[str]:
         "",
         f"{'Ingestion, chunks/s per stage':29}"
         + "".join(f"{_STAGE_LABELS.get(stage, stage):>14}" for stage in _STAGES),
-        _stage_row(f"demo corpus ({result['ingest_demo_chunks']:,} chunks)",
-                   result["ingest_demo_chunks_per_s"]),
+        _stage_row(
+            f"demo corpus ({result['ingest_demo_chunks']:,} chunks)", result["ingest_demo_chunks_per_s"]
+        ),
         _stage_row(f"passages ({result['ingest_chunks']:,} chunks)", result["ingest_chunks_per_s"]),
-        "  embed = synthetic model; other = wall time outside the five clocked stages "
-        "(document bookkeeping)",
+        "  embed = synthetic model; other = wall time outside the five clocked stages (document bookkeeping)",
         f"  ingestion limit, {limit['model']}: {rates}; one query {limit['query_ms']['p50']:g} ms (p50)",
         f"zhiku ingest in a child process: {result['segments_indexed']:,} segments in {child['seconds']:g} s "
         f"({child['segments_per_s']:g} segments/s, {child['cpu_seconds']:g} CPU s), "

@@ -100,7 +100,7 @@ def evaluate_routing(
     runs_single: dict[str, list[str]] = {}
     routed: dict[str, dict[str, str | None]] = {router: {} for router in routers}
     seconds = {"multiple": 0.0, "single_dataset": 0.0, **dict.fromkeys(routers, 0.0)}
-    retrieval = kb.dataset_retrieval()
+    retrieval = kb.routed_retrieval()
     profiles = load_profiles(kb.sessions, [d.id for d in targets])
     for done, (eval_set, query_id, text) in enumerate(queries, start=1):
         key = f"{eval_set.name}/{query_id}"

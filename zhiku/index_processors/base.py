@@ -1,4 +1,4 @@
-"""Index processors turn chunks into the segments that get indexed (ARCHITECTURE §5).
+"""Index processors turn chunks into the segments that get indexed.
 
 ``transform`` never touches a store or a session: the dataset's index writes the segments to
 every store, so "all stores or none" is kept in one place. A processor that calls a model per

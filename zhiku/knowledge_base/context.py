@@ -12,7 +12,7 @@ from zhiku.core.config import Settings
 from zhiku.knowledge_base.dataset_index import DatasetIndex
 from zhiku.knowledge_base.document_states import DocumentStates
 from zhiku.providers.llm import ChatModel
-from zhiku.rerank.types import RerankModel
+from zhiku.providers.rerank.base import RerankModel
 
 
 @dataclass(frozen=True)

@@ -41,13 +41,13 @@ from zhiku.datasource.fulltext import open_fulltext_store
 from zhiku.datasource.fulltext.base import FullTextStore, TextRecord
 from zhiku.datasource.keyword import KeywordExtractor, KeywordStore
 from zhiku.datasource.keyword.extraction import idf
-from zhiku.datasource.retrieval_service import RetrievalService
 from zhiku.datasource.tokenizer import Tokenizer
 from zhiku.datasource.vector import open_vector_store
 from zhiku.datasource.vector.base import VectorRecord, VectorStore
 from zhiku.knowledge_base.document_states import move_in, served_condition
 from zhiku.knowledge_base.embedding_cache import DatabaseEmbeddingCache
 from zhiku.providers.embedding import CachedEmbedding, create_embedding_model
+from zhiku.retrieval.dataset_search import DatasetSearch
 
 log = logging.getLogger(__name__)
 S = DocumentStatus
@@ -147,7 +147,7 @@ class DatasetIndex:
         self.keywords = KeywordStore(sessions, dataset.id, self.tokenizer)
         # re-entrant: an edit holds it from reading a segment to writing it (see ``editing``)
         self._write_lock = threading.RLock()
-        self.search_service = RetrievalService(
+        self.search_service = DatasetSearch(
             {
                 "semantic": _SemanticChannel(self),
                 "full_text": _FullTextChannel(self),

@@ -9,8 +9,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db import DocumentRow, SegmentRow
 from zhiku.core.documents import Hit
+from zhiku.fusion.types import FusedHit
 from zhiku.knowledge_base.document_states import served_condition
-from zhiku.rerank.types import FusedHit
 
 
 def hits_of(sessions: sessionmaker[Session], dataset_id: str, fused: Sequence[FusedHit]) -> list[Hit]:

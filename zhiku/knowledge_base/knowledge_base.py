@@ -33,9 +33,9 @@ from zhiku.knowledge_base.owner_lock import OwnerLock
 from zhiku.knowledge_base.pipeline import PipelineSpec
 from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel
-from zhiku.rerank.types import RerankModel
+from zhiku.providers.rerank.base import RerankModel
 from zhiku.retrieval.multi_path import Merge
-from zhiku.retrieval.service import DatasetRetrieval
+from zhiku.retrieval.routing import RoutedRetrieval
 from zhiku.retrieval.types import RetrievalResult, Routing
 
 
@@ -52,7 +52,7 @@ class KnowledgeBase:
         self._indexes: dict[str, DatasetIndex] = {}
         self._embeddings: dict[str, CachedEmbedding] = {}
         self._lock = threading.Lock()
-        self._retrieval: DatasetRetrieval | None = None
+        self._retrieval: RoutedRetrieval | None = None
         self._chats: dict[str, ChatModel] = {}
         self._reranks: dict[str, RerankModel] = {}
         self._states = DocumentStates(self._sessions)
@@ -195,7 +195,7 @@ class KnowledgeBase:
         ``reranking_model`` or ``rrf``; see :mod:`zhiku.retrieval.multi_path`).
         """
         targets = [self.dataset(name) for name in datasets] if datasets is not None else self.datasets()
-        return self.dataset_retrieval().retrieve(
+        return self.routed_retrieval().retrieve(
             query,
             targets,
             routing=routing,
@@ -239,11 +239,11 @@ class KnowledgeBase:
                 self._reranks[spec] = open_rerank_model(spec, options)
             return self._reranks[spec]
 
-    def dataset_retrieval(self) -> DatasetRetrieval:
+    def routed_retrieval(self) -> RoutedRetrieval:
         embedding = self.embedding(self.settings.embedding_model, {})
         with self._lock:
             if self._retrieval is None:
-                self._retrieval = DatasetRetrieval(
+                self._retrieval = RoutedRetrieval(
                     self._sessions,
                     embedding,
                     chat_model=self.chat_model,

@@ -1,6 +1,6 @@
 """The indexing worker pool: threads that claim queued documents and index them.
 
-Threads, not processes: the embedded stores admit one process (ARCHITECTURE §3), and the
+Threads, not processes: the embedded stores admit one process, and the
 embedding models release the GIL while they compute. Each thread claims a document from the
 database (:meth:`IndexingQueue.claim`), runs extract → clean → split → index through the facade,
 and goes back for the next; it sleeps until woken by a new upload or a short poll interval.

@@ -29,7 +29,7 @@ from typing import Literal
 
 from zhiku.core.documents import Hit, content_hash
 from zhiku.core.errors import ConfigError
-from zhiku.rerank.types import RerankModel
+from zhiku.providers.rerank.base import RerankModel
 
 Merge = Literal["weighted", "reranking_model", "rrf"]
 

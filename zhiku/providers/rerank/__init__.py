@@ -1,4 +1,4 @@
-"""Rerank models (the :class:`~zhiku.rerank.types.RerankModel` protocol), opened from a spec string.
+"""Rerank models (the :class:`~zhiku.providers.rerank.base.RerankModel` protocol), opened from a spec string.
 
 A spec is ``KIND:TARGET``. Built-in kinds:
 
@@ -21,7 +21,7 @@ from typing import Any
 
 from zhiku.core.errors import ConfigError
 from zhiku.core.registry import Registry
-from zhiku.rerank.types import RerankModel
+from zhiku.providers.rerank.base import RerankModel
 
 rerank_models: Registry[RerankModel] = Registry("rerank")
 

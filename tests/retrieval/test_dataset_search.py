@@ -10,8 +10,8 @@ import pytest
 
 from zhiku.core.errors import ConfigError, ModelUnavailable, StoreError
 from zhiku.core.retrieval_config import Channel, RetrievalConfig
-from zhiku.datasource.retrieval_service import ChannelError, RetrievalService
-from zhiku.rerank.types import FusedHit
+from zhiku.fusion.types import FusedHit
+from zhiku.retrieval.dataset_search import ChannelError, DatasetSearch
 
 
 class FakeChannel:
@@ -96,7 +96,7 @@ def test_channels_run_concurrently() -> None:
         "semantic": FakeChannel([("a", 0.9)], delay=0.2),
         "full_text": FakeChannel([("b", 3.0)], delay=0.2),
     }
-    with RetrievalService(channels) as service:
+    with DatasetSearch(channels) as service:
         start = time.perf_counter()
         hits, timings = service.retrieve_with_timings("q", config(hybrid_methods=["semantic", "full_text"]))
         elapsed = time.perf_counter() - start
@@ -108,7 +108,7 @@ def test_channels_run_concurrently() -> None:
 
 def test_each_channel_recalls_effective_recall_k() -> None:
     channels = three_channels()
-    with RetrievalService(channels) as service:
+    with DatasetSearch(channels) as service:
         service.retrieve("q", config(top_k=20))
         service.retrieve("q", config(top_k=2, recall_k=7))
     for channel in channels.values():
@@ -117,7 +117,7 @@ def test_each_channel_recalls_effective_recall_k() -> None:
 
 def test_hybrid_weighted_hand_computed() -> None:
     weights = {"semantic": 0.5, "full_text": 0.3, "keyword": 0.2}
-    with RetrievalService(three_channels()) as service:
+    with DatasetSearch(three_channels()) as service:
         hits = service.retrieve("q", config(top_k=10, reranking={"weights": weights}))
     # a = .5 + .3*.5, b = .5*.5 + .2*0, c = 0 + .3 + .2, d = 0
     assert ids(hits) == ["a", "c", "b", "d"]
@@ -128,7 +128,7 @@ def test_hybrid_weighted_hand_computed() -> None:
 
 def test_threshold_then_top_k() -> None:
     weights = {"semantic": 0.5, "full_text": 0.3, "keyword": 0.2}
-    with RetrievalService(three_channels()) as service:
+    with DatasetSearch(three_channels()) as service:
         cfg = config(top_k=10, score_threshold=0.2, reranking={"weights": weights})
         assert ids(service.retrieve("q", cfg)) == ["a", "c", "b"]
         cfg = config(top_k=2, score_threshold=0.2, reranking={"weights": weights})
@@ -136,7 +136,7 @@ def test_threshold_then_top_k() -> None:
 
 
 def test_single_channel_keeps_raw_scores() -> None:
-    with RetrievalService(three_channels()) as service:
+    with DatasetSearch(three_channels()) as service:
         cfg = config(search_method="semantic_search", score_threshold=0.85, top_k=10)
         hits = service.retrieve("q", cfg)
     assert scores(hits) == {"a": 0.90, "b": 0.85}
@@ -149,7 +149,7 @@ def test_rrf_mode() -> None:
         top_k=10,
         reranking={"mode": "rrf", "rrf_k": 60, "weights": {"semantic": 1.0, "full_text": 1.0}},
     )
-    with RetrievalService(channels) as service:
+    with DatasetSearch(channels) as service:
         hits = service.retrieve("q", cfg)
     # a: 1/61 + 1/62, c: 1/63 + 1/61, b: 1/62, d: 1/63; divided by the maximum 2/61
     expected = {"a": 1 / 61 + 1 / 62, "c": 1 / 63 + 1 / 61, "b": 1 / 62, "d": 1 / 63}
@@ -160,21 +160,21 @@ def test_rrf_mode() -> None:
 
 def test_none_mode_several_channels() -> None:
     cfg = config(hybrid_methods=["semantic", "full_text"], top_k=10, reranking={"mode": "none"})
-    with RetrievalService(three_channels()) as service:
+    with DatasetSearch(three_channels()) as service:
         hits = service.retrieve("q", cfg)
     assert scores(hits) == pytest.approx({"a": 1.0, "c": 1.0, "b": 0.5, "d": 0.0})
 
 
 def test_reorder_puts_best_at_both_ends() -> None:
     semantic = [(f"s{i}", 1.0 - i / 10) for i in range(1, 6)]
-    with RetrievalService({"semantic": FakeChannel(semantic)}) as service:
+    with DatasetSearch({"semantic": FakeChannel(semantic)}) as service:
         cfg = config(search_method="semantic_search", top_k=5, reorder=True)
         assert ids(service.retrieve("q", cfg)) == ["s1", "s3", "s5", "s4", "s2"]
 
 
 def test_dead_segments_never_come_out_and_take_no_rank() -> None:
     live = LiveSegments({"b": "text b", "c": "text c", "d": "text d"})  # "a" disabled
-    with RetrievalService(three_channels(), live_segments=live) as service:
+    with DatasetSearch(three_channels(), live_segments=live) as service:
         hits = service.retrieve(
             "q", config(top_k=10, reranking={"weights": {"semantic": 0.5, "full_text": 0.4, "keyword": 0.1}})
         )
@@ -192,20 +192,20 @@ def test_nothing_found_does_not_call_live_segments() -> None:
         "semantic": FakeChannel([]),
         "full_text": FakeChannel([]),
     }
-    with RetrievalService(channels, live_segments=live) as service:
+    with DatasetSearch(channels, live_segments=live) as service:
         assert service.retrieve("q", config(hybrid_methods=["semantic", "full_text"])) == []
     assert live.calls == []
 
 
 def test_empty_query_returns_nothing_without_searching() -> None:
     channels = three_channels()
-    with RetrievalService(channels) as service:
+    with DatasetSearch(channels) as service:
         assert service.retrieve_with_timings("  \n", config()) == ([], {})
     assert all(channel.calls == [] for channel in channels.values())
 
 
 def test_asked_channel_missing_is_a_config_error() -> None:
-    service = RetrievalService({"semantic": FakeChannel(SEMANTIC)})
+    service = DatasetSearch({"semantic": FakeChannel(SEMANTIC)})
     with service, pytest.raises(ConfigError, match="full_text, keyword"):
         service.retrieve("q", config())
 
@@ -219,7 +219,7 @@ def test_failed_channel_is_logged_and_fused_as_empty(caplog: pytest.LogCaptureFi
         hybrid_methods=["semantic", "full_text"],
         reranking={"weights": {"semantic": 0.5, "full_text": 0.5}},
     )
-    with caplog.at_level(logging.WARNING), RetrievalService(channels) as service:
+    with caplog.at_level(logging.WARNING), DatasetSearch(channels) as service:
         hits, timings = service.retrieve_with_timings("q", cfg)
     assert scores(hits) == pytest.approx({"x": 0.5, "y": 0.0})
     assert set(timings) == {"full_text"}
@@ -233,7 +233,7 @@ def test_every_channel_failing_raises_a_typed_error_naming_the_channel() -> None
         "semantic": FakeChannel([], error=cause),
         "keyword": FakeChannel([], error=OSError("postings table locked")),
     }
-    with RetrievalService(channels) as service, pytest.raises(ChannelError) as caught:
+    with DatasetSearch(channels) as service, pytest.raises(ChannelError) as caught:
         service.retrieve("q", config(hybrid_methods=["semantic", "keyword"]))
     error = caught.value
     assert isinstance(error, StoreError)
@@ -245,7 +245,7 @@ def test_every_channel_failing_raises_a_typed_error_naming_the_channel() -> None
 
 def test_single_channel_failure_is_raised() -> None:
     channels: dict[Channel, FakeChannel] = {"full_text": FakeChannel([], error=OSError("index file missing"))}
-    service = RetrievalService(channels)
+    service = DatasetSearch(channels)
     with service, pytest.raises(ChannelError, match=r"full_text search failed.*file missing") as e:
         service.retrieve("q", config(search_method="full_text_search"))
     assert e.value.code == "store_error"
@@ -255,7 +255,7 @@ def test_reranking_model_orders_live_texts() -> None:
     live = LiveSegments({"b": "the sky is grey", "c": "blue sky at dawn", "d": "apples are red"})
     model = TokenOverlap()
     cfg = config(top_k=10, reranking={"mode": "reranking_model", "model": "token-overlap"})
-    with RetrievalService(three_channels(), live_segments=live, rerank_model=model) as service:
+    with DatasetSearch(three_channels(), live_segments=live, rerank_model=model) as service:
         hits = service.retrieve("blue sky", cfg)
     assert ids(hits) == ["c", "b", "d"]
     assert scores(hits) == {"c": 1.0, "b": 0.5, "d": 0.0}
@@ -265,7 +265,7 @@ def test_reranking_model_orders_live_texts() -> None:
 def test_reranking_model_applies_to_a_single_channel_too() -> None:
     live = LiveSegments({"a": "red", "b": "blue sky", "c": "sky"})
     cfg = config(search_method="semantic_search", reranking={"mode": "reranking_model"})
-    service = RetrievalService(three_channels(), live_segments=live, rerank_model=TokenOverlap())
+    service = DatasetSearch(three_channels(), live_segments=live, rerank_model=TokenOverlap())
     with service:
         assert ids(service.retrieve("blue sky", cfg)) == ["b", "c", "a"]
 
@@ -284,7 +284,7 @@ def test_reranking_model_applies_to_a_single_channel_too() -> None:
 )
 def test_reranking_model_prerequisites(kwargs: dict[str, object], model: str | None, message: str) -> None:
     cfg = config(reranking={"mode": "reranking_model", "model": model})
-    service = RetrievalService(three_channels(), **kwargs)  # type: ignore[arg-type]
+    service = DatasetSearch(three_channels(), **kwargs)  # type: ignore[arg-type]
     with service, pytest.raises(ConfigError, match=message):
         service.retrieve("q", cfg)
 
@@ -305,7 +305,7 @@ def test_dify_shaped_config() -> None:
     }
     cfg = RetrievalConfig.from_dict(dify)
     unlimited = RetrievalConfig.from_dict({**dify, "score_threshold_enabled": False})
-    with RetrievalService(three_channels()) as service:
+    with DatasetSearch(three_channels()) as service:
         hits = service.retrieve("q", cfg)
         without_threshold = service.retrieve("q", unlimited)
     # Dify's hybrid is semantic + full-text, weights .7 / .3: a = .7 + .3*.5 = .85, b = .35,
@@ -327,7 +327,7 @@ def test_dify_shaped_rerank_config() -> None:
         "score_threshold_enabled": False,
     }
     live = LiveSegments({"a": "red", "c": "blue sky", "d": "sky"})
-    service = RetrievalService(three_channels(), live_segments=live, rerank_model=TokenOverlap())
+    service = DatasetSearch(three_channels(), live_segments=live, rerank_model=TokenOverlap())
     with service:
         assert ids(service.retrieve("blue sky", RetrievalConfig.from_dict(dify))) == ["c"]
 
@@ -338,7 +338,7 @@ def test_shared_executor_runs_channels_and_is_left_open() -> None:
         "full_text": FakeChannel(FULL_TEXT),
     }
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="shared-pool") as pool:
-        service = RetrievalService(channels, executor=pool)
+        service = DatasetSearch(channels, executor=pool)
         service.retrieve("q", config(hybrid_methods=["semantic", "full_text"]))
         service.close()
         assert pool.submit(lambda: 1).result() == 1

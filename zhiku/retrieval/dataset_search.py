@@ -1,13 +1,13 @@
-"""RetrievalService: one dataset's search — channels in parallel, live filter, fusion, cut-offs.
+"""DatasetSearch: one dataset's search — channels in parallel, live filter, fusion, cut-offs.
 
-A query runs through these steps, each visible in :meth:`RetrievalService.retrieve_with_timings`:
+A query runs through these steps, each visible in :meth:`DatasetSearch.retrieve_with_timings`:
 
 1. every channel the config asks for (``semantic``, ``full_text``, ``keyword``) recalls
    ``config.effective_recall_k`` candidates, concurrently;
 2. ``live_segments`` is asked once about the union of candidate ids; ids it does not return
    (disabled, deleted, half-indexed segments) are dropped before fusion, so they neither come out
    nor take a rank;
-3. fusion by ``config.reranking.mode`` (see :mod:`zhiku.rerank.fusion` for what each final score
+3. fusion by ``config.reranking.mode`` (see :mod:`zhiku.fusion.fusion` for what each final score
    means); a single-channel search keeps the channel's raw score unless a rerank model is asked;
 4. ``score_threshold`` on the final score, ``top_k``, then the odd/even reorder if enabled.
 
@@ -27,9 +27,10 @@ from typing import Protocol
 
 from zhiku.core.errors import ConfigError, StoreError, ZhikuError
 from zhiku.core.retrieval_config import Channel, RetrievalConfig
-from zhiku.rerank.fusion import cut, max_score, rerank_with_model, rrf, weighted_score
-from zhiku.rerank.reorder import reorder
-from zhiku.rerank.types import FusedHit, RerankModel
+from zhiku.fusion.fusion import cut, max_score, rerank_with_model, rrf, weighted_score
+from zhiku.fusion.reorder import reorder
+from zhiku.fusion.types import FusedHit
+from zhiku.providers.rerank.base import RerankModel
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ class ChannelError(StoreError):
         super().__init__(message)
 
 
-class RetrievalService:
+class DatasetSearch:
     """Searches one dataset's channels and fuses them according to a :class:`RetrievalConfig`.
 
     ``live_segments(ids) -> {id: text}`` answers which candidates may be returned and gives the
@@ -114,9 +115,7 @@ class RetrievalService:
         found, timings = self._search(query, channels, config.effective_recall_k)
         texts = self._live(found)
         if texts is not None:
-            found = {
-                ch: [(sid, s) for sid, s in hits if sid in texts] for ch, hits in found.items()
-            }
+            found = {ch: [(sid, s) for sid, s in hits if sid in texts] for ch, hits in found.items()}
         hits = cut(
             self._fuse(query, found, texts or {}, config, model), score_threshold=config.score_threshold
         )
@@ -127,15 +126,13 @@ class RetrievalService:
         if self._owns_executor:
             self._executor.shutdown(wait=True)
 
-    def __enter__(self) -> RetrievalService:
+    def __enter__(self) -> DatasetSearch:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _check(
-        self, config: RetrievalConfig, channels: Sequence[Channel], model: RerankModel | None
-    ) -> None:
+    def _check(self, config: RetrievalConfig, channels: Sequence[Channel], model: RerankModel | None) -> None:
         missing = [ch for ch in channels if ch not in self._channels]
         if missing:
             raise ConfigError(

@@ -1,17 +1,17 @@
-"""The values and the model contract shared by the fusion functions and their callers."""
+"""The values shared by the fusion functions and their callers."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal
 
 #: Each channel's answer, best first, as the channel returned it: ``(segment_id, raw_score)``,
 #: higher is better. Keys are channel names (``semantic``, ``full_text``, ``keyword``).
 Candidates = Mapping[str, Sequence[tuple[str, float]]]
 
 #: How ``weighted_score`` (and ``max_score`` over several channels) puts each channel's raw
-#: scores on a common ``[0, 1]`` scale. See :func:`zhiku.rerank.fusion.normalize`.
+#: scores on a common ``[0, 1]`` scale. See :func:`zhiku.fusion.fusion.normalize`.
 Normalization = Literal["minmax", "zscore", "rank"]
 
 
@@ -19,7 +19,7 @@ Normalization = Literal["minmax", "zscore", "rank"]
 class FusedHit:
     """One segment after fusion.
 
-    ``score`` is the final score (its meaning depends on the fusion, see ``zhiku.rerank.fusion``);
+    ``score`` is the final score (its meaning depends on the fusion, see ``zhiku.fusion.fusion``);
     ``scores`` and ``ranks`` hold, for each channel that found the segment, its raw score and its
     1-based rank in that channel's list.
     """
@@ -28,15 +28,3 @@ class FusedHit:
     score: float
     scores: dict[str, float] = field(default_factory=dict)
     ranks: dict[str, int] = field(default_factory=dict)
-
-
-class RerankModel(Protocol):
-    """A model that scores ``(query, text)`` pairs: a cross-encoder or an HTTP rerank API.
-
-    ``rerank`` returns one score per text, in the order given; higher is better, any scale.
-    A model that cannot answer raises :class:`zhiku.core.errors.ModelUnavailable`.
-    """
-
-    name: str
-
-    def rerank(self, query: str, texts: Sequence[str]) -> list[float]: ...

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 import pytest
 
 from zhiku.core.errors import ConfigError, InvalidInput, ModelUnavailable
-from zhiku.rerank.fusion import (
+from zhiku.fusion.fusion import (
     cut,
     max_score,
     normalize,
@@ -14,7 +14,7 @@ from zhiku.rerank.fusion import (
     rrf,
     weighted_score,
 )
-from zhiku.rerank.types import FusedHit
+from zhiku.fusion.types import FusedHit
 
 # semantic: minmax a=1, b=0.5, c=0; full_text: minmax c=1, d=0.5, a=0
 TWO_CHANNELS = {
@@ -110,9 +110,7 @@ def test_weighted_fusion_ignores_each_channel_scale() -> None:
 
 
 def test_weighted_searched_empty_channel_counts_as_zero() -> None:
-    hits = weighted_score(
-        {"semantic": [("a", 0.5)], "full_text": []}, {"semantic": 1, "full_text": 1}
-    )
+    hits = weighted_score({"semantic": [("a", 0.5)], "full_text": []}, {"semantic": 1, "full_text": 1})
     assert scores(hits) == pytest.approx({"a": 0.5})
 
 
@@ -243,9 +241,7 @@ def test_rerank_model_wrong_number_of_scores() -> None:
 @pytest.mark.parametrize(
     "fuse",
     [
-        lambda top_n: weighted_score(
-            TWO_CHANNELS, {"semantic": 0.6, "full_text": 0.4}, top_n=top_n
-        ),
+        lambda top_n: weighted_score(TWO_CHANNELS, {"semantic": 0.6, "full_text": 0.4}, top_n=top_n),
         lambda top_n: rrf(TWO_CHANNELS, top_n=top_n),
         lambda top_n: max_score(TWO_CHANNELS, top_n=top_n),
     ],

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from zhiku.rerank.reorder import reorder
+from zhiku.fusion.reorder import reorder
 
 
 @pytest.mark.parametrize(

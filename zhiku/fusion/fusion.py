@@ -1,7 +1,7 @@
 """Fusion: turn each channel's ranked candidates into one ranking with one final score.
 
-Every function takes :data:`~zhiku.rerank.types.Candidates` — per channel, ``(segment_id,
-raw_score)`` best first, higher is better — and returns :class:`~zhiku.rerank.types.FusedHit`
+Every function takes :data:`~zhiku.fusion.types.Candidates` — per channel, ``(segment_id,
+raw_score)`` best first, higher is better — and returns :class:`~zhiku.fusion.types.FusedHit`
 sorted by final score, best first (only the best ``top_n`` when given: the others are never
 built). What the final score means, and so what a ``score_threshold`` compares against, differs
 per fusion:
@@ -29,7 +29,8 @@ from itertools import chain, zip_longest
 from typing import Literal
 
 from zhiku.core.errors import ConfigError, InvalidInput, ModelUnavailable
-from zhiku.rerank.types import Candidates, FusedHit, Normalization, RerankModel
+from zhiku.fusion.types import Candidates, FusedHit, Normalization
+from zhiku.providers.rerank.base import RerankModel
 
 #: One channel's candidates: segment id → raw score, in the channel's order, no repeats.
 _Column = dict[str, float]
@@ -178,9 +179,7 @@ def cut(
 
     ``hits`` must be sorted best first (as every fusion returns them); None disables a limit.
     """
-    kept = (
-        list(hits) if score_threshold is None else [h for h in hits if h.score >= score_threshold]
-    )
+    kept = list(hits) if score_threshold is None else [h for h in hits if h.score >= score_threshold]
     return kept if top_k is None else kept[:top_k]
 
 
@@ -246,8 +245,7 @@ def _best(
     """The ``top_n`` best of ``union`` as FusedHits; the stable sort keeps ties in union order."""
     chosen = sorted(union, key=final.__getitem__, reverse=True)[:top_n]
     rank_of = {
-        ch: dict(zip(column, range(1, len(column) + 1), strict=True))
-        for ch, column in columns.items()
+        ch: dict(zip(column, range(1, len(column) + 1), strict=True)) for ch, column in columns.items()
     }
     hits = []
     for sid in chosen:

@@ -14,7 +14,7 @@ from zhiku.core.errors import ConfigError, ZhikuError
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel
-from zhiku.rerank.types import RerankModel
+from zhiku.providers.rerank.base import RerankModel
 from zhiku.retrieval.multi_path import Merge, best_semantic_scores, dataset_weights, merge
 from zhiku.retrieval.profiles import ProfileCache
 from zhiku.retrieval.routers import ROUTERS, EmbeddingRouter, FunctionCallRouter, ReactRouter
@@ -37,7 +37,7 @@ class SearchTarget(Protocol):
     def search_with(self, query: str, config: RetrievalConfig) -> list[Hit]: ...
 
 
-class DatasetRetrieval:
+class RoutedRetrieval:
     """Routes a query to one dataset, or searches many in threads and merges their hits.
 
     ``chat_model`` and ``rerank_model`` are called only when an LLM router or a model merge is
