@@ -41,7 +41,8 @@ eval: $(STAMP)
 		$(BIN)/zhiku eval ../shared/eval/$$set || exit 1; done
 
 lint: $(STAMP)
-	$(BIN)/ruff check zhiku tests benchmarks
+	$(BIN)/ruff check zhiku tests benchmarks scripts
+	$(BIN)/mypy zhiku
 
 clean:
 	rm -rf $(VENV) .pytest_cache
