@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 
 from tests.fixtures.openai_server import Reply, ScriptedChatServer, last_user_text
 from zhiku import KnowledgeBase
+from zhiku.core.db import DatasetRow
 
 HANDBOOK = (
     "青山茶园员工手册。年假：员工入职满一年后每年享有十天带薪年假。\n\n"
@@ -177,3 +179,24 @@ def test_a_model_that_times_out_is_recorded_per_chunk(tmp_path: Path) -> None:
     assert info.status == "completed_with_errors"
     [failure] = info.metadata["failed_chunks"]
     assert "Shipping" in failure["content"] and "did not answer within 0.3 s" in failure["reason"]
+
+
+def test_a_dataset_key_is_stored_sealed_and_used(tmp_path: Path) -> None:
+    with ScriptedChatServer(model_reply, require_key="sk-dataset-key") as server:
+        with KnowledgeBase.open(tmp_path / "home", embedding_model="use") as kb:
+            llm = {"base_url": server.base_url, "model": "per-dataset", "api_key": "sk-dataset-key"}
+            ds = kb.create_dataset("handbook", process_rule=qa_rule(), llm=llm)
+            assert ds.add_text("handbook.txt", HANDBOOK).status == "completed"
+            with kb.sessions() as session:
+                stored = session.get(DatasetRow, ds.id).llm_options  # type: ignore[union-attr]
+            assert set(stored["api_key"]) == {"encrypted"}
+            assert "sk-dataset-key" not in json.dumps(stored)
+            # a row written before keys were sealed holds the key in plain text ...
+            with kb.sessions.begin() as session:
+                session.get(DatasetRow, ds.id).llm_options = llm  # type: ignore[union-attr]
+        with KnowledgeBase.open(tmp_path / "home", embedding_model="use") as kb:
+            ds = kb.dataset("handbook")
+            with kb.sessions() as session:
+                stored = session.get(DatasetRow, ds.id).llm_options  # type: ignore[union-attr]
+            assert "sk-dataset-key" not in json.dumps(stored)  # ... sealed at the next open
+            assert ds.add_text("copy.txt", HANDBOOK, on_duplicate="keep").status == "completed"

@@ -11,7 +11,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from pydantic import SecretStr
 
 from tests.fixtures.openai_server import Reply, ScriptedChatServer, in_order, last_user_text
 from zhiku.core.config import Settings
@@ -234,7 +233,7 @@ def test_from_settings_with_a_dataset_override(tmp_path: Path) -> None:
             home=tmp_path,
             llm_base_url=server.base_url,
             llm_model="global-model",
-            llm_api_key=SecretStr(API_KEY),
+            llm_api_key=Secret.from_token(API_KEY),
             llm_timeout=7,
             llm_max_retries=1,
             llm_max_concurrency=3,

@@ -12,9 +12,10 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from zhiku.core.errors import ConfigError
+from zhiku.core.secrets import Secret
 
 ENV_PREFIX = "ZHIKU_"
 CONFIG_FILE = "zhiku.toml"
@@ -41,14 +42,14 @@ class Settings(BaseModel):
     # Chat model (OpenAI-compatible) for Q&A indexing and LLM routers; a dataset may override it.
     llm_base_url: str | None = None
     llm_model: str | None = None
-    llm_api_key: SecretStr | None = None
+    llm_api_key: Secret | None = None
     llm_timeout: float = Field(60.0, gt=0)
     llm_max_retries: int = Field(3, ge=0)
     llm_max_concurrency: int = Field(4, ge=1)
     # Rerank model used by ``reranking_model`` fusion and multi-path merging when none is named.
     rerank_model: str | None = None
     rerank_base_url: str | None = None  # for ``http:<model>`` rerank specs
-    rerank_api_key: SecretStr | None = None
+    rerank_api_key: Secret | None = None
     rerank_style: Literal["cohere", "jina", "tei", "dashscope"] = "cohere"
     # HTTP API
     api_host: str = "127.0.0.1"

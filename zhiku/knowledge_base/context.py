@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.config import Settings
+from zhiku.core.secrets import SecretBox
 from zhiku.knowledge_base.dataset_index import DatasetIndex
 from zhiku.knowledge_base.document_states import DocumentStates
 from zhiku.providers.llm import ChatModel
@@ -21,12 +22,13 @@ class DatasetContext:
 
     ``index(dataset_id)`` opens (once) a dataset's stores, or raises ``StoreBusy`` in a process
     that does not own the embedded stores; ``chat_model(options)`` and ``rerank_model(spec)``
-    give the shared, cached model clients.
+    give the shared, cached model clients; ``secrets`` seals the keys datasets store.
     """
 
     settings: Settings
     sessions: sessionmaker[Session]
     states: DocumentStates
+    secrets: SecretBox
     index: Callable[[str], DatasetIndex]
     chat_model: Callable[[dict[str, Any] | None], ChatModel]
     rerank_model: Callable[[str | None], RerankModel | None]

@@ -23,6 +23,7 @@ from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, ZhikuError
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.index_processors import ChunkFailure
 from zhiku.index_processors.qa import renumber
+from zhiku.knowledge_base import llm_options
 from zhiku.knowledge_base.catalog import Catalog
 from zhiku.knowledge_base.context import DatasetContext
 from zhiku.knowledge_base.dataset_index import DocumentVersion
@@ -141,7 +142,7 @@ class Dataset:
                     row.process_rule = spec.model_dump()
                     row.doc_form = spec.doc_form
                 if llm is not None:
-                    row.llm_options = dict(llm)
+                    row.llm_options = llm_options.seal(self._context.secrets, llm)
         except IntegrityError as exc:
             raise AlreadyExists(f"a dataset named {name!r} already exists") from exc
 
@@ -327,7 +328,7 @@ class Dataset:
 
     def chat_model(self) -> ChatModel:
         """The chat model this dataset's Q&A indexing uses (its ``llm`` options over the defaults)."""
-        return self._context.chat_model(self._row().llm_options or None)
+        return self._context.chat_model(llm_options.unseal(self._context.secrets, self._row().llm_options))
 
     # -- Q&A ------------------------------------------------------------------------------------
 

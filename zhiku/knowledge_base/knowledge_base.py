@@ -25,6 +25,8 @@ from zhiku.core.document_status import IN_PROGRESS, DocumentStatus
 from zhiku.core.documents import Hit
 from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, StoreBusy
 from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.core.secrets import SecretBox
+from zhiku.knowledge_base import llm_options
 from zhiku.knowledge_base.context import DatasetContext
 from zhiku.knowledge_base.dataset import Dataset, as_process_rule, as_retrieval_config
 from zhiku.knowledge_base.dataset_index import DatasetIndex, open_embedding
@@ -56,16 +58,19 @@ class KnowledgeBase:
         self._chats: dict[str, ChatModel] = {}
         self._reranks: dict[str, RerankModel] = {}
         self._states = DocumentStates(self._sessions)
+        self._secrets = SecretBox(settings.home)
         self._context = DatasetContext(
             settings=settings,
             sessions=self._sessions,
             states=self._states,
+            secrets=self._secrets,
             index=self.dataset_index,
             chat_model=self.chat_model,
             rerank_model=self.rerank_model,
         )
         if self._owner.held:
             self._recover_interrupted()
+            self._seal_stored_keys()
 
     @classmethod
     def open(cls, home: str | Path | None = None, **settings: Any) -> KnowledgeBase:
@@ -138,7 +143,7 @@ class KnowledgeBase:
             process_rule=rule.model_dump(),
             tokenizer_settings=tokenizer_settings,
             doc_form=rule.doc_form,
-            llm_options=dict(llm or {}),
+            llm_options=llm_options.seal(self._secrets, llm),
         )
         try:
             with self._sessions.begin() as session:
@@ -212,7 +217,8 @@ class KnowledgeBase:
     def chat_model(self, override: dict[str, Any] | None = None) -> ChatModel:
         """The chat model of ``ZHIKU_LLM_*`` settings, fields replaced by ``override`` (a dataset's
         own ``llm`` options); ConfigError when no endpoint or model is set."""
-        key = json.dumps(override or {}, sort_keys=True, default=str)
+        # a Secret prints as *** : key the cache by its hash, so two keys never share a client
+        key = json.dumps(override or {}, sort_keys=True, default=lambda value: f"{type(value)}:{hash(value)}")
         with self._lock:
             if key not in self._chats:
                 self._chats[key] = ChatModel.from_settings(self.settings, override)
@@ -233,7 +239,7 @@ class KnowledgeBase:
                     key = self.settings.rerank_api_key
                     options = {
                         "base_url": self.settings.rerank_base_url,
-                        "api_key": key.get_secret_value() if key else None,
+                        "api_key": key,
                         "style": self.settings.rerank_style,
                     }
                 self._reranks[spec] = open_rerank_model(spec, options)
@@ -307,6 +313,16 @@ class KnowledgeBase:
             if row is None:
                 raise NotFound(f"no dataset {dataset_id!r}")
             return row
+
+    def _seal_stored_keys(self) -> None:
+        """Datasets made before keys were sealed hold ``llm.api_key`` in plain text: seal them."""
+        with self._sessions.begin() as session:
+            for row in session.scalars(select(DatasetRow)):
+                stored = row.llm_options or {}
+                if stored.get(llm_options.KEY) is not None and not llm_options.is_sealed(
+                    stored[llm_options.KEY]
+                ):
+                    row.llm_options = llm_options.seal(self._secrets, stored)
 
     def _recover_interrupted(self) -> None:
         """Documents caught mid-ingest by a crash: those queued through the HTTP API whose upload
