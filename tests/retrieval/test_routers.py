@@ -6,6 +6,7 @@ import pytest
 
 from tests.fixtures.openai_server import Reply, ScriptedChatServer, in_order
 from zhiku import KnowledgeBase
+from zhiku.knowledge_base.profiles import DatabaseProfiles
 from zhiku.providers.llm import ChatModel
 from zhiku.retrieval.profiles import load_profiles
 from zhiku.retrieval.routers import EmbeddingRouter, FunctionCallRouter, ReactRouter
@@ -38,7 +39,7 @@ def test_zero_and_one_dataset_need_no_model(routed_kb: KnowledgeBase) -> None:
     assert routed_kb.retrieve("tea", datasets=[], routing="single").hits == []
     with ScriptedChatServer(lambda body: Reply.status(500)) as server:
         router = FunctionCallRouter(ChatModel(server.base_url, "m", max_retries=0), _embedding(routed_kb))
-        one = load_profiles(routed_kb.sessions, [ids(routed_kb)["astronomy"]])
+        one = load_profiles(DatabaseProfiles(routed_kb.sessions), [ids(routed_kb)["astronomy"]])
         assert router.choose("anything", one).dataset_id == ids(routed_kb)["astronomy"]
         assert router.choose("anything", []).dataset_id is None
     assert server.requests == [], "one dataset is chosen without asking the model"
@@ -52,7 +53,7 @@ def test_function_call_router_follows_the_tool_the_model_calls(routed_kb: Knowle
     payroll = ids(routed_kb)["payroll"]
     with ScriptedChatServer(lambda body: Reply.tool_call(payroll, {"query": "q"})) as server:
         router = FunctionCallRouter(ChatModel(server.base_url, "m"), _embedding(routed_kb))
-        profiles = load_profiles(routed_kb.sessions, list(ids(routed_kb).values()))
+        profiles = load_profiles(DatabaseProfiles(routed_kb.sessions), list(ids(routed_kb).values()))
         decision = router.choose("How is green tea roasted?", profiles)
     assert decision.dataset_id == payroll and decision.note is None
     request = server.requests[0]
@@ -76,7 +77,7 @@ def test_function_call_router_falls_back_to_embedding_never_crashes(
 ) -> None:
     with ScriptedChatServer(lambda body: reply) as server:
         router = FunctionCallRouter(ChatModel(server.base_url, "m", max_retries=0), _embedding(routed_kb))
-        profiles = load_profiles(routed_kb.sessions, list(ids(routed_kb).values()))
+        profiles = load_profiles(DatabaseProfiles(routed_kb.sessions), list(ids(routed_kb).values()))
         decision = router.choose("Which planet has rings of ice?", profiles)
     assert decision.dataset_id == ids(routed_kb)["astronomy"]
     assert decision.router == "function_call"
@@ -92,7 +93,7 @@ def test_react_router_reads_json_blob_action_line_or_name(routed_kb: KnowledgeBa
     )
     with ScriptedChatServer(replies) as server:
         router = ReactRouter(ChatModel(server.base_url, "m"), _embedding(routed_kb))
-        profiles = load_profiles(routed_kb.sessions, list(ids(routed_kb).values()))
+        profiles = load_profiles(DatabaseProfiles(routed_kb.sessions), list(ids(routed_kb).values()))
         first = router.choose("Saturn's rings?", profiles)
         second = router.choose("Saturn's rings?", profiles)
         third = router.choose("Saturn's rings?", profiles)
@@ -131,7 +132,7 @@ def test_a_router_model_that_times_out_falls_back(routed_kb: KnowledgeBase) -> N
     with ScriptedChatServer(lambda body: Reply.delay(2.0, then=Reply.tool_call(tea, {}))) as server:
         chat = ChatModel(server.base_url, "m", timeout=0.2, max_retries=0)
         router = FunctionCallRouter(chat, _embedding(routed_kb))
-        profiles = load_profiles(routed_kb.sessions, list(ids(routed_kb).values()))
+        profiles = load_profiles(DatabaseProfiles(routed_kb.sessions), list(ids(routed_kb).values()))
         decision = router.choose("Which planet has rings of ice?", profiles)
     assert decision.dataset_id == ids(routed_kb)["astronomy"]
     assert decision.note and "failed" in decision.note

@@ -23,6 +23,7 @@ from zhiku.evaluation.metrics import score_run
 from zhiku.evaluation.runner import ingest
 from zhiku.evaluation.sets import EvalSet
 from zhiku.knowledge_base import Dataset, KnowledgeBase
+from zhiku.knowledge_base.profiles import DatabaseProfiles
 from zhiku.retrieval.profiles import load_profiles
 
 Progress = Callable[[str, int, int], None]
@@ -101,7 +102,7 @@ def evaluate_routing(
     routed: dict[str, dict[str, str | None]] = {router: {} for router in routers}
     seconds = {"multiple": 0.0, "single_dataset": 0.0, **dict.fromkeys(routers, 0.0)}
     retrieval = kb.routed_retrieval()
-    profiles = load_profiles(kb.sessions, [d.id for d in targets])
+    profiles = load_profiles(DatabaseProfiles(kb.sessions), [d.id for d in targets])
     for done, (eval_set, query_id, text) in enumerate(queries, start=1):
         key = f"{eval_set.name}/{query_id}"
         for router in routers:

@@ -33,6 +33,7 @@ from zhiku.knowledge_base.dataset_index import DatasetIndex, open_embedding
 from zhiku.knowledge_base.document_states import DocumentStates
 from zhiku.knowledge_base.owner_lock import OwnerLock
 from zhiku.knowledge_base.pipeline import PipelineSpec
+from zhiku.knowledge_base.profiles import DatabaseProfiles
 from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel
 from zhiku.providers.rerank.base import RerankModel
@@ -250,7 +251,7 @@ class KnowledgeBase:
         with self._lock:
             if self._retrieval is None:
                 self._retrieval = RoutedRetrieval(
-                    self._sessions,
+                    DatabaseProfiles(self._sessions),
                     embedding,
                     chat_model=self.chat_model,
                     rerank_model=self.rerank_model,

@@ -1,7 +1,9 @@
 """Dataset profiles for routing: the description plus a deterministic sample of segments.
 
 Segments are sampled whole: their vectors are already in the embedding cache when the router's
-model is the dataset's, so a profile usually costs no embedding at all.
+model is the dataset's, so a profile usually costs no embedding at all. Where profiles come from
+is a :class:`ProfileSource` (the knowledge base reads them from its database); this module only
+keeps them between queries.
 """
 
 from __future__ import annotations
@@ -9,12 +11,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
+from typing import Protocol
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session, sessionmaker
-
-from zhiku.core.db import DatasetRow, DocumentRow, SegmentRow
-from zhiku.core.documents import content_hash
 from zhiku.retrieval.types import DatasetProfile
 
 #: Segments sampled per dataset. Ordered by content hash, the sample is spread over the whole
@@ -26,6 +24,15 @@ DEFAULT_SAMPLE_SIZE = 256
 DEFAULT_MAX_AGE_S = 10.0
 
 
+class ProfileSource(Protocol):
+    """Reads datasets' profiles: ``version`` is a cheap fingerprint of what a profile depends on
+    (None: no such dataset); ``load`` builds the profile, its sample ordered by content hash."""
+
+    def version(self, dataset_id: str, sample_size: int) -> str | None: ...
+
+    def load(self, dataset_id: str, version: str, sample_size: int) -> DatasetProfile | None: ...
+
+
 class ProfileCache:
     """Profiles kept between queries: sampling sorts a dataset's segments by hash, too slow to
     repeat per query (≈ 30 ms for a few thousand segments on SQLite), and even checking whether
@@ -35,11 +42,11 @@ class ProfileCache:
 
     def __init__(
         self,
-        sessions: sessionmaker[Session],
+        source: ProfileSource,
         sample_size: int = DEFAULT_SAMPLE_SIZE,
         max_age: float = DEFAULT_MAX_AGE_S,
     ) -> None:
-        self._sessions = sessions
+        self._source = source
         self._sample_size = sample_size
         self._max_age = max_age
         self._profiles: dict[str, tuple[DatasetProfile, float]] = {}
@@ -61,58 +68,25 @@ class ProfileCache:
 
     def _refresh(self, dataset_ids: Sequence[str], now: float) -> dict[str, DatasetProfile]:
         result = {}
-        with self._sessions() as session:
-            for dataset_id in dataset_ids:
-                version = _version(session, dataset_id, self._sample_size)
-                if version is None:
-                    continue
-                with self._lock:
-                    entry = self._profiles.get(dataset_id)
-                profile = entry[0] if entry is not None and entry[0].version == version else None
+        for dataset_id in dataset_ids:
+            version = self._source.version(dataset_id, self._sample_size)
+            if version is None:
+                continue
+            with self._lock:
+                entry = self._profiles.get(dataset_id)
+            profile = entry[0] if entry is not None and entry[0].version == version else None
+            if profile is None:
+                profile = self._source.load(dataset_id, version, self._sample_size)
                 if profile is None:
-                    profile = _load(session, dataset_id, version, self._sample_size)
-                with self._lock:
-                    self._profiles[dataset_id] = (profile, now)
-                result[dataset_id] = profile
+                    continue
+            with self._lock:
+                self._profiles[dataset_id] = (profile, now)
+            result[dataset_id] = profile
         return result
 
 
 def load_profiles(
-    sessions: sessionmaker[Session], dataset_ids: Sequence[str], sample_size: int = DEFAULT_SAMPLE_SIZE
+    source: ProfileSource, dataset_ids: Sequence[str], sample_size: int = DEFAULT_SAMPLE_SIZE
 ) -> list[DatasetProfile]:
     """Profiles of the given datasets, read now (see :class:`ProfileCache` to keep them)."""
-    return ProfileCache(sessions, sample_size, max_age=0.0).profiles(dataset_ids)
-
-
-def _version(session: Session, dataset_id: str, sample_size: int) -> str | None:
-    row = session.get(DatasetRow, dataset_id)
-    if row is None:
-        return None
-    count, latest = session.execute(
-        select(func.count(DocumentRow.id), func.max(DocumentRow.completed_at)).where(
-            DocumentRow.dataset_id == dataset_id
-        )
-    ).one()
-    segments = session.scalar(
-        select(func.count()).select_from(SegmentRow).where(SegmentRow.dataset_id == dataset_id)
-    )
-    return f"{segments}:{count}:{latest}:{content_hash(row.description or '')[:16]}:{sample_size}"
-
-
-def _load(session: Session, dataset_id: str, version: str, sample_size: int) -> DatasetProfile:
-    row = session.get(DatasetRow, dataset_id)
-    assert row is not None  # checked by _version in the same session
-    sample = session.scalars(
-        select(SegmentRow.content)
-        .join(DocumentRow, DocumentRow.id == SegmentRow.document_id)
-        .where(
-            SegmentRow.dataset_id == dataset_id,
-            SegmentRow.enabled.is_(True),
-            DocumentRow.enabled.is_(True),
-        )
-        .order_by(SegmentRow.hash)
-        .limit(sample_size)
-    ).all()
-    return DatasetProfile(
-        id=row.id, name=row.name, description=row.description or "", sample=tuple(sample), version=version
-    )
+    return ProfileCache(source, sample_size, max_age=0.0).profiles(dataset_ids)

@@ -7,8 +7,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
-from sqlalchemy.orm import Session, sessionmaker
-
 from zhiku.core.documents import Hit
 from zhiku.core.errors import ConfigError, ZhikuError
 from zhiku.core.retrieval_config import RetrievalConfig
@@ -16,7 +14,7 @@ from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel
 from zhiku.providers.rerank.base import RerankModel
 from zhiku.retrieval.multi_path import Merge, best_semantic_scores, dataset_weights, merge
-from zhiku.retrieval.profiles import ProfileCache
+from zhiku.retrieval.profiles import ProfileCache, ProfileSource
 from zhiku.retrieval.routers import ROUTERS, EmbeddingRouter, FunctionCallRouter, ReactRouter
 from zhiku.retrieval.types import RetrievalResult, Router, Routing
 
@@ -46,14 +44,14 @@ class RoutedRetrieval:
 
     def __init__(
         self,
-        sessions: sessionmaker[Session],
+        profiles: ProfileSource,
         embedding: CachedEmbedding,
         *,
         chat_model: Callable[[], ChatModel],
         rerank_model: Callable[[], RerankModel | None],
         max_threads: int = 8,
     ) -> None:
-        self._profiles = ProfileCache(sessions)
+        self._profiles = ProfileCache(profiles)
         self._embedding_router = EmbeddingRouter(embedding)
         self._chat_model = chat_model
         self._rerank_model = rerank_model
