@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from zhiku.api.dify_retrieval import parse_retrieval
 from zhiku.core.errors import ConfigError, ModelUnavailable, StoreError
 from zhiku.core.retrieval_config import Channel, RetrievalConfig
 from zhiku.fusion.types import FusedHit
@@ -303,8 +304,8 @@ def test_dify_shaped_config() -> None:
         "score_threshold_enabled": True,
         "score_threshold": 0.5,
     }
-    cfg = RetrievalConfig.from_dict(dify)
-    unlimited = RetrievalConfig.from_dict({**dify, "score_threshold_enabled": False})
+    cfg = parse_retrieval(dify)
+    unlimited = parse_retrieval({**dify, "score_threshold_enabled": False})
     with DatasetSearch(three_channels()) as service:
         hits = service.retrieve("q", cfg)
         without_threshold = service.retrieve("q", unlimited)
@@ -329,7 +330,7 @@ def test_dify_shaped_rerank_config() -> None:
     live = LiveSegments({"a": "red", "c": "blue sky", "d": "sky"})
     service = DatasetSearch(three_channels(), live_segments=live, rerank_model=TokenOverlap())
     with service:
-        assert ids(service.retrieve("blue sky", RetrievalConfig.from_dict(dify))) == ["c"]
+        assert ids(service.retrieve("blue sky", parse_retrieval(dify))) == ["c"]
 
 
 def test_shared_executor_runs_channels_and_is_left_open() -> None:

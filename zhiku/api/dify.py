@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from zhiku.api.dify_retrieval import to_dify
 from zhiku.api.plugins import plugin_names
 from zhiku.cleaners.registry import cleaners
 from zhiku.core.document_status import IN_PROGRESS
@@ -160,7 +161,7 @@ def dataset(summary: DatasetSummary, counts: DatasetCounts) -> dict[str, Any]:
         "embedding_model": summary.embedding_model,
         "embedding_model_provider": "zhiku",
         "embedding_available": True,
-        "retrieval_model_dict": summary.retrieval.to_dify(),
+        "retrieval_model_dict": to_dify(summary.retrieval),
         "tags": [],
         "doc_form": doc_form(summary.process_rule.doc_form),
         "external_knowledge_info": {

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from zhiku.api.dify import LANGUAGES, doc_forms, pipeline_spec
+from zhiku.api.dify_retrieval import parse_retrieval
 from zhiku.api.plugins import plugin_names, require_plugin, require_rerank_spec
 from zhiku.cleaners.registry import cleaners
 from zhiku.core.retrieval_config import RetrievalConfig, SearchMethod
@@ -63,7 +64,7 @@ def _check_retrieval(value: dict[str, Any] | None) -> dict[str, Any] | None:
         # Dify's shape is recognised by its flags; a body without any is Dify's all the same.
         value = {"reranking_enable": False, **value}
     try:
-        config = RetrievalConfig().merged(value)
+        config = parse_retrieval(value)
     except ValidationError as exc:
         raise _first_error(exc) from None
     if config.reranking.model is not None:

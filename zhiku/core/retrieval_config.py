@@ -1,6 +1,6 @@
 """RetrievalConfig: how a dataset is searched. Stored as JSON per dataset, overridable per query.
 
-Also accepts Dify's ``retrieval_model`` JSON shape (:meth:`RetrievalConfig.from_dify`).
+Dify's ``retrieval_model`` JSON shape is translated at the HTTP API (:mod:`zhiku.api.dify_retrieval`).
 """
 
 from __future__ import annotations
@@ -84,11 +84,9 @@ class RetrievalConfig(BaseModel):
         return [CHANNEL_OF_METHOD[self.search_method]]
 
     def merged(self, override: dict[str, Any] | None) -> RetrievalConfig:
-        """This config with the fields of ``override`` (zhiku or Dify shape) replaced."""
+        """This config with the fields of ``override`` replaced (``reranking`` field by field)."""
         if not override:
             return self
-        if _looks_like_dify(override):
-            return RetrievalConfig.from_dify(override, base=self)
         data = self.model_dump()
         for key, value in override.items():
             if key == "reranking" and isinstance(value, dict):
@@ -99,63 +97,4 @@ class RetrievalConfig(BaseModel):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RetrievalConfig:
-        """Accepts zhiku's shape or Dify's ``retrieval_model`` shape."""
-        if _looks_like_dify(data):
-            return cls.from_dify(data)
         return cls.model_validate(data)
-
-    @classmethod
-    def from_dify(cls, data: dict[str, Any], base: RetrievalConfig | None = None) -> RetrievalConfig:
-        """Translate Dify's ``retrieval_model`` (``reranking_enable``, ``weights``, ...)."""
-        config = (base or cls()).model_dump()
-        if "search_method" in data:
-            config["search_method"] = data["search_method"]
-        if data.get("top_k") is not None:
-            config["top_k"] = data["top_k"]
-        if "score_threshold_enabled" in data:
-            config["score_threshold"] = (
-                data.get("score_threshold") if data["score_threshold_enabled"] else None
-            )
-        reranking = dict(config["reranking"])
-        mode = data.get("reranking_mode")
-        if data.get("reranking_enable") and mode in (None, "reranking_model"):
-            reranking["mode"] = "reranking_model"
-            model = data.get("reranking_model") or {}
-            reranking["model"] = model.get("reranking_model_name") or reranking.get("model")
-        elif mode in ("weighted_score", "rrf"):
-            reranking["mode"] = mode
-        weights = data.get("weights") or {}
-        if weights:
-            vector = float((weights.get("vector_setting") or {}).get("vector_weight", 0.7))
-            keyword = float((weights.get("keyword_setting") or {}).get("keyword_weight", 0.3))
-            # Dify's "keyword" side of hybrid search is its full-text (BM25) search.
-            reranking["weights"] = {**reranking["weights"], "semantic": vector, "full_text": keyword}
-        config["reranking"] = reranking
-        return cls.model_validate(config)
-
-    def to_dify(self) -> dict[str, Any]:
-        """This config in Dify's ``retrieval_model`` shape (for Dify-compatible API answers)."""
-        weights = self.reranking.weights
-        return {
-            "search_method": self.search_method,
-            "reranking_enable": self.reranking.mode == "reranking_model",
-            "reranking_mode": self.reranking.mode,
-            "reranking_model": {
-                "reranking_provider_name": "",
-                "reranking_model_name": self.reranking.model or "",
-            },
-            "weights": {
-                "weight_type": "customized",
-                "vector_setting": {"vector_weight": weights.get("semantic", 0.0)},
-                "keyword_setting": {"keyword_weight": weights.get("full_text", 0.0)},
-            },
-            "top_k": self.top_k,
-            "score_threshold_enabled": self.score_threshold is not None,
-            "score_threshold": self.score_threshold,
-        }
-
-
-def _looks_like_dify(data: dict[str, Any]) -> bool:
-    return any(
-        key in data for key in ("reranking_enable", "score_threshold_enabled", "reranking_mode", "weights")
-    )

@@ -8,13 +8,13 @@ from sqlalchemy.exc import IntegrityError
 from zhiku.api import dify
 from zhiku.api.auth import principal, require_unscoped
 from zhiku.api.context import context, visible_dataset
+from zhiku.api.dify_retrieval import parse_retrieval
 from zhiku.api.errors import ApiError
 from zhiku.api.responses import DatasetOut, DatasetPage
 from zhiku.api.routing import Routes
 from zhiku.api.schemas import DatasetCreate, DatasetListQuery, DatasetUpdate
 from zhiku.api.views.common import datasets_json, offset, page
 from zhiku.core.errors import AlreadyExists
-from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.knowledge_base.pipeline import PipelineSpec
 
 routes = Routes("datasets")
@@ -57,7 +57,7 @@ def create_dataset(body: DatasetCreate) -> tuple[Response, int]:
     dataset = ctx.kb.create_dataset(
         body.name,
         description=body.description,
-        retrieval=RetrievalConfig.from_dict(body.retrieval_model) if body.retrieval_model else None,
+        retrieval=parse_retrieval(body.retrieval_model) if body.retrieval_model else None,
         process_rule=rule,
         embedding_model=body.embedding_model,
     )
@@ -90,7 +90,9 @@ def update_dataset(dataset_id: str, body: DatasetUpdate) -> Response:
         dataset.update(
             name=body.name,
             description=body.description,
-            retrieval=dataset.retrieval.merged(body.retrieval_model) if body.retrieval_model else None,
+            retrieval=parse_retrieval(body.retrieval_model, dataset.retrieval)
+            if body.retrieval_model
+            else None,
             process_rule=rule,
         )
     except IntegrityError:

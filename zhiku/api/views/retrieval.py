@@ -11,6 +11,7 @@ from flask import Response, jsonify
 from zhiku.api import dify
 from zhiku.api.auth import principal
 from zhiku.api.context import context, visible_dataset
+from zhiku.api.dify_retrieval import parse_retrieval
 from zhiku.api.responses import Records, RoutedRecords
 from zhiku.api.routing import Routes
 from zhiku.api.schemas import CrossRetrieveBody, RetrieveBody
@@ -47,7 +48,7 @@ def _records(hits: Sequence[Hit]) -> list[dict[str, Any]]:
 )
 def retrieve(dataset_id: str, body: RetrieveBody) -> Response:
     dataset = visible_dataset(dataset_id)
-    config: RetrievalConfig = dataset.retrieval.merged(body.retrieval_model)
+    config: RetrievalConfig = parse_retrieval(body.retrieval_model or {}, dataset.retrieval)
     hits = dataset.search_with(body.query, config)
     return jsonify({"query": {"content": body.query}, "records": _records(hits)})
 
