@@ -474,7 +474,7 @@ def eval_routing_command(
     nDCG@10 of multi-path retrieval against searching the right dataset alone."""
     from zhiku.evaluation.routing import evaluate_routing
     from zhiku.evaluation.sets import load_eval_set
-    from zhiku.retrieval.routers import ROUTERS
+    from zhiku.retrieval.routers import router_names
 
     descriptions = {}
     for item in describe:
@@ -482,14 +482,13 @@ def eval_routing_command(
         if not sep or not name.strip():
             raise click.BadParameter(f"--describe wants NAME=TEXT, got {item!r}")
         descriptions[name.strip()] = text
-    unknown = set(routers) - set(ROUTERS)
+    known = router_names()
+    unknown = set(routers) - set(known)
     if unknown:
-        raise click.BadParameter(f"unknown router(s) {sorted(unknown)}; known: {list(ROUTERS)}")
+        raise click.BadParameter(f"unknown router(s) {sorted(unknown)}; known: {known}")
     eval_sets = [load_eval_set(path, limit_queries) for path in setdirs]
     with _knowledge_base(ctx) as kb:
-        chosen = routers or (
-            ROUTERS if kb.settings.llm_base_url and kb.settings.llm_model else ("embedding",)
-        )
+        chosen = routers or (known if kb.settings.llm_base_url and kb.settings.llm_model else ["embedding"])
         progress = _Progress("eval-routing", sys.stderr.isatty())
         try:
             report = evaluate_routing(

@@ -16,6 +16,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    JsonValue,
     ValidationError,
     WithJsonSchema,
     model_validator,
@@ -28,7 +29,7 @@ from zhiku.cleaners.registry import cleaners
 from zhiku.core.retrieval_config import RetrievalConfig, SearchMethod
 from zhiku.knowledge_base.pipeline import PipelineSpec
 from zhiku.providers.embedding import embedding_models
-from zhiku.retrieval.routers import ROUTERS
+from zhiku.retrieval.routers import router_names
 
 #: Marks a reference to a components schema by model name: pydantic refuses ``$ref`` values it did
 #: not make itself, so the OpenAPI builder turns these into ``$ref`` afterwards.
@@ -271,7 +272,7 @@ class CrossRetrieveBody(ApiModel):
     router: str = Field(
         "embedding",
         description="single routing: embedding, function_call or react",
-        json_schema_extra={"enum": list(ROUTERS)},
+        json_schema_extra={"enum": list[JsonValue](router_names())},
     )
     top_k: int | None = Field(None, ge=1, le=100)
     score_threshold: float | None = None

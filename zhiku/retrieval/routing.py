@@ -15,7 +15,7 @@ from zhiku.providers.llm import ChatModel
 from zhiku.providers.rerank.base import RerankModel
 from zhiku.retrieval.multi_path import Merge, best_semantic_scores, dataset_weights, merge
 from zhiku.retrieval.profiles import ProfileCache, ProfileSource
-from zhiku.retrieval.routers import ROUTERS, EmbeddingRouter, FunctionCallRouter, ReactRouter
+from zhiku.retrieval.routers import EMBEDDING_ROUTER, EmbeddingRouter, llm_routers
 from zhiku.retrieval.types import RetrievalResult, Router, Routing
 
 logger = logging.getLogger(__name__)
@@ -61,13 +61,11 @@ class RoutedRetrieval:
         self._pool.shutdown(wait=True)
 
     def router(self, name: str) -> Router:
-        if name == "embedding":
+        """The router registered as ``name`` (ConfigError naming the known ones otherwise)."""
+        if name == EMBEDDING_ROUTER:
             return self._embedding_router
-        if name == "function_call":
-            return FunctionCallRouter(self._chat_model(), self._embedding_router)
-        if name == "react":
-            return ReactRouter(self._chat_model(), self._embedding_router)
-        raise ConfigError(f"unknown router {name!r}; known: {', '.join(ROUTERS)}")
+        factory = llm_routers.factory(name)  # checked before the chat model is asked for
+        return factory(chat=self._chat_model(), fallback=self._embedding_router)
 
     def retrieve(
         self,
