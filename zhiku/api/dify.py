@@ -23,6 +23,7 @@ from zhiku.knowledge_base.jobs import JobState
 from zhiku.knowledge_base.pipeline import PipelineSpec
 from zhiku.knowledge_base.records import DocumentInfo
 from zhiku.knowledge_base.segments import SEGMENT_STATUS, StoredSegment
+from zhiku.splitters import splitters
 
 DOC_FORM_IN = {"text_model": "paragraph"}
 DOC_FORM_OUT = {"paragraph": "text_model"}
@@ -86,6 +87,8 @@ def pipeline_spec(
     unknown = [name for name in spec.cleaners if name not in known]
     if unknown:
         raise ValueError(f"unknown pre-processing rule(s) {unknown}; known: {', '.join(known)}")
+    if spec.splitter not in plugin_names(splitters):
+        raise ValueError(f"unknown splitter {spec.splitter!r}; known: {', '.join(plugin_names(splitters))}")
     return spec.model_copy(update={"doc_form": DOC_FORM_IN.get(spec.doc_form, spec.doc_form)})
 
 

@@ -6,6 +6,7 @@ JSON-serialisable process rule a dataset stores so later uploads are processed t
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,11 +22,11 @@ from zhiku.extractors import Extractor, extract
 from zhiku.index_processors import IndexProcessor, index_processors
 from zhiku.providers.llm import ChatModel
 from zhiku.splitters import (
-    FixedSeparatorSplitter,
     RecursiveSplitter,
     TextSplitter,
     TiktokenLength,
     TransformersTokenizerLength,
+    splitters,
 )
 
 Stage = Literal["parsing", "cleaning", "splitting"]
@@ -41,7 +42,7 @@ class PipelineSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     cleaners: list[str] = Field(default_factory=lambda: ["default", "remove_extra_spaces"])
-    splitter: Literal["recursive", "fixed_separator"] = "recursive"
+    splitter: str = "recursive"
     separator: str = "\n\n"
     max_tokens: int = Field(500, ge=16, le=8192)
     chunk_overlap: int = Field(50, ge=0)
@@ -52,6 +53,7 @@ class PipelineSpec(BaseModel):
     def check_names(self) -> None:
         """ConfigError unless every cleaner and the ``doc_form`` are registered plug-ins."""
         build_cleaners(self.cleaners)
+        splitters.factory(self.splitter)
         index_processors.factory(self.doc_form)
 
     def build(self, chat: Callable[[], ChatModel] | None = None) -> Pipeline:
@@ -62,13 +64,15 @@ class PipelineSpec(BaseModel):
             else TransformersTokenizerLength(Path(self.length))
         )
         overlap = min(self.chunk_overlap, self.max_tokens // 2)
-        splitter: TextSplitter
-        if self.splitter == "fixed_separator":
-            splitter = FixedSeparatorSplitter(
-                separator=self.separator, max_tokens=self.max_tokens, chunk_overlap=overlap, length=length
-            )
-        else:
-            splitter = RecursiveSplitter(max_tokens=self.max_tokens, chunk_overlap=overlap, length=length)
+        factory = splitters.factory(self.splitter)
+        options: dict[str, object] = {
+            "max_tokens": self.max_tokens,
+            "chunk_overlap": overlap,
+            "length": length,
+        }
+        if "separator" in inspect.signature(factory).parameters:  # only splitters that take one
+            options["separator"] = self.separator
+        splitter = factory(**options)
         return Pipeline(
             cleaners=build_cleaners(self.cleaners),
             splitter=splitter,
