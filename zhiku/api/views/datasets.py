@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from flask import Response, jsonify
-from sqlalchemy.exc import IntegrityError
 
 from zhiku.api import dify
 from zhiku.api.auth import principal, require_unscoped
@@ -14,7 +13,6 @@ from zhiku.api.responses import DatasetOut, DatasetPage
 from zhiku.api.routing import Routes
 from zhiku.api.schemas import DatasetCreate, DatasetListQuery, DatasetUpdate
 from zhiku.api.views.common import datasets_json, offset, page
-from zhiku.core.errors import AlreadyExists
 from zhiku.knowledge_base.pipeline import PipelineSpec
 
 routes = Routes("datasets")
@@ -86,18 +84,12 @@ def update_dataset(dataset_id: str, body: DatasetUpdate) -> Response:
             "create a new dataset instead",
         )
     rule = dify.pipeline_spec(body.process_rule, body.doc_form, body.doc_language, dataset.process_rule)
-    try:
-        dataset.update(
-            name=body.name,
-            description=body.description,
-            retrieval=parse_retrieval(body.retrieval_model, dataset.retrieval)
-            if body.retrieval_model
-            else None,
-            process_rule=rule,
-        )
-    except IntegrityError:
-        # the only unique column a dataset update can change is its name
-        raise AlreadyExists(f"a dataset named {body.name!r} already exists") from None
+    dataset.update(  # AlreadyExists when the new name is taken
+        name=body.name,
+        description=body.description,
+        retrieval=parse_retrieval(body.retrieval_model, dataset.retrieval) if body.retrieval_model else None,
+        process_rule=rule,
+    )
     return jsonify(datasets_json([dataset.id])[0])
 
 
