@@ -32,8 +32,8 @@ from zhiku.knowledge_base.ingestion import EmbeddingProgress, Ingestion, Progres
 from zhiku.knowledge_base.jobs import DocumentIndexing
 from zhiku.knowledge_base.pipeline import Pipeline, PipelineSpec
 from zhiku.knowledge_base.qa_import import read_qa_csv
-from zhiku.knowledge_base.records import DocumentInfo
-from zhiku.knowledge_base.segments import SegmentEditor, segment_of
+from zhiku.knowledge_base.records import DocumentInfo, segment_of
+from zhiku.knowledge_base.segments import SegmentEditor
 from zhiku.providers.llm import ChatModel
 
 S = DocumentStatus

@@ -46,6 +46,7 @@ from zhiku.datasource.vector import open_vector_store
 from zhiku.datasource.vector.base import VectorRecord, VectorStore
 from zhiku.knowledge_base.document_states import move_in, served_condition
 from zhiku.knowledge_base.embedding_cache import DatabaseEmbeddingCache
+from zhiku.knowledge_base.records import segment_of
 from zhiku.providers.embedding import CachedEmbedding, create_embedding_model
 from zhiku.retrieval.dataset_search import DatasetSearch
 
@@ -444,18 +445,7 @@ class DatasetIndex:
         try:
             with self._sessions() as session:
                 rows = session.scalars(select(SegmentRow).where(SegmentRow.id.in_(list(ids)))).all()
-                current = [
-                    Segment(
-                        id=row.id,
-                        document_id=row.document_id,
-                        position=row.position,
-                        content=row.content,
-                        tokens=row.tokens,
-                        hash=row.hash,
-                        enabled=row.enabled,
-                    )
-                    for row in rows
-                ]
+                current = [segment_of(row) for row in rows]
             gone = sorted(set(ids) - {s.id for s in current})
             if current:
                 vectors = self.embedding.embed_documents([s.content for s in current])

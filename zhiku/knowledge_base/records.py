@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from zhiku.core.db.models import DocumentRow
+from zhiku.core.db.models import DocumentRow, SegmentRow
+from zhiku.core.documents import Segment
 
 
 @dataclass(frozen=True)
@@ -47,3 +48,19 @@ class DocumentInfo:
             },
             metadata=dict(row.doc_metadata or {}),
         )
+
+
+def segment_of(row: SegmentRow) -> Segment:
+    """The segment a database row holds, detached from the session."""
+    return Segment(
+        id=row.id,
+        document_id=row.document_id,
+        position=row.position,
+        content=row.content,
+        tokens=row.tokens,
+        hash=row.hash,
+        keywords=list(row.keywords or []),
+        answer=row.answer,
+        enabled=row.enabled,
+        metadata=dict(row.seg_metadata or {}),
+    )

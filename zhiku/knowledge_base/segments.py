@@ -22,6 +22,7 @@ from zhiku.core.errors import InvalidInput, NotFound
 from zhiku.knowledge_base.dataset_index import DatasetIndex
 from zhiku.knowledge_base.jobs import ArchivedDocument, DocumentIndexing, InvalidState
 from zhiku.knowledge_base.pipeline import PipelineSpec
+from zhiku.knowledge_base.records import segment_of
 from zhiku.splitters import TiktokenLength, TransformersTokenizerLength
 from zhiku.splitters.length import LengthFunction
 
@@ -257,22 +258,6 @@ def _check_text(field: str, value: str | None) -> None:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidInput(f"{field}: not valid Unicode text (lone surrogate at {exc.start})") from exc
-
-
-def segment_of(row: SegmentRow) -> Segment:
-    """The segment a database row holds, detached from the session."""
-    return Segment(
-        id=row.id,
-        document_id=row.document_id,
-        position=row.position,
-        content=row.content,
-        tokens=row.tokens,
-        hash=row.hash,
-        keywords=list(row.keywords or []),
-        answer=row.answer,
-        enabled=row.enabled,
-        metadata=dict(row.seg_metadata or {}),
-    )
 
 
 def _stored(row: SegmentRow) -> StoredSegment:
