@@ -247,13 +247,8 @@ class Dataset:
         """Re-ingest a document from a new file. Its segments are replaced in every store or in none:
         if the new version fails, the previous segments stay served and the document says why."""
         source = Source.file(path)
-        self._restart(
-            document_id,
-            name=source.name[:1024],
-            source=source.origin,
-            size=source.size,
-            file_hash=source.sha256(),
-        )
+        source = dataclasses.replace(source, digest=source.sha256())
+        self._restart(document_id, name=source.name[:1024], source=source.origin, size=source.size)
         self._run([source], [document_id], pipeline)
         return self.document(document_id)
 
@@ -467,8 +462,9 @@ class Dataset:
         """New documents for ``sources``, or the existing ones their content duplicates."""
         results: list[tuple[str, str | None]] = []  # (document id, what a duplicate got)
         to_run: list[tuple[Source, str]] = []
-        for source in sources:
-            digest = source.sha256()
+        for plain in sources:
+            digest = plain.sha256()
+            source = dataclasses.replace(plain, digest=digest)
             existing = self._duplicate(digest, source.origin) if digest and on_duplicate != "keep" else None
             if existing is not None and on_duplicate == "skip" and existing.status != S.ERROR:
                 results.append((existing.id, "skipped"))

@@ -88,6 +88,8 @@ class DocumentVersion:
     document_id: str
     segments: Sequence[Segment]
     failed_chunks: Sequence[dict[str, Any]] = ()
+    #: the content hash of the source this version was made from, recorded when it is committed
+    file_hash: str | None = None
 
     def error_summary(self) -> str | None:
         if not self.failed_chunks:
@@ -288,6 +290,7 @@ class DatasetIndex:
             segment_count=len(version.segments),
             token_count=sum(s.tokens for s in version.segments),
             doc_metadata={**(document.doc_metadata or {}), "failed_chunks": list(version.failed_chunks)},
+            **({"file_hash": version.file_hash} if version.file_hash else {}),
         )
         if not moved:
             return False
@@ -384,19 +387,7 @@ class DatasetIndex:
                 else:
                     segment.keywords = [word for word, _ in extracted]
                     postings.append((segment.id, extracted))
-            with self._sessions.begin() as session:
-                known = set(
-                    session.scalars(
-                        select(PendingSegmentWriteRow.segment_id).where(
-                            PendingSegmentWriteRow.segment_id.in_(ids)
-                        )
-                    )
-                )
-                session.add_all(
-                    PendingSegmentWriteRow(segment_id=i, dataset_id=self.dataset_id)
-                    for i in ids
-                    if i not in known
-                )
+            self._journal(ids)
             try:
                 self._upsert_points(segments, vectors, token_lists)
                 self.vector.flush()
@@ -455,10 +446,7 @@ class DatasetIndex:
                 self.fulltext.delete(gone)
             self.vector.flush()
             self.fulltext.flush()
-            with self._sessions.begin() as session:
-                session.execute(
-                    delete(PendingSegmentWriteRow).where(PendingSegmentWriteRow.segment_id.in_(list(ids)))
-                )
+            self._clear_journal(ids)
         except Exception:  # noqa: BLE001 - the journal keeps them for the next open
             log.warning(
                 "could not restore %d segments' points; retried at the next open", len(ids), exc_info=True
@@ -479,21 +467,52 @@ class DatasetIndex:
             self._discard_points(list(segment_ids))
 
     def set_segments_enabled(self, segment_ids: Sequence[str], enabled: bool) -> None:
-        """Flip segments' ``enabled`` in the row and both stores. A store flag is never stricter
-        than its row (enabling: stores first; disabling: row first), so a failure between the two
-        writes never hides a served segment; a looser store flag is filtered out by the row."""
+        """Flip segments' ``enabled`` in the row and both stores, journalled like an edit. A store
+        flag is never stricter than its row (enabling: stores first; disabling: row first), so a
+        failure between the writes never hides a served segment; the journal then makes the
+        stores match the rows again, at once or at the next open."""
+        ids = list(segment_ids)
         with self._write_lock:
-            if enabled:
-                self._set_store_flags(segment_ids, True)
-            with self._sessions.begin() as session:
-                session.execute(
-                    update(SegmentRow).where(SegmentRow.id.in_(list(segment_ids))).values(enabled=enabled)
+            self._journal(ids)
+            try:
+                if enabled:
+                    self._set_store_flags(ids, True)
+                with self._sessions.begin() as session:
+                    session.execute(update(SegmentRow).where(SegmentRow.id.in_(ids)).values(enabled=enabled))
+            except Exception as exc:
+                self._restore_points(ids)
+                if isinstance(exc, ZhikuError):
+                    raise
+                raise StoreError(f"changing segments failed: {type(exc).__name__}: {exc}") from exc
+            try:
+                if not enabled:
+                    self._set_store_flags(ids, False)
+                self._clear_journal(ids)
+            except Exception:  # noqa: BLE001 - the row already stops serving it; the journal repairs
+                log.warning("disabled segments keep enabled store points until repaired", exc_info=True)
+                self._restore_points(ids)
+
+    def _journal(self, ids: Sequence[str]) -> None:
+        """Record that these segments' points are about to change (see :meth:`write_segments`)."""
+        with self._sessions.begin() as session:
+            known = set(
+                session.scalars(
+                    select(PendingSegmentWriteRow.segment_id).where(
+                        PendingSegmentWriteRow.segment_id.in_(ids)
+                    )
                 )
-            if not enabled:
-                try:
-                    self._set_store_flags(segment_ids, False)
-                except Exception:  # noqa: BLE001 - the row already stops serving it
-                    log.warning("disabled segments keep enabled store points", exc_info=True)
+            )
+            session.add_all(
+                PendingSegmentWriteRow(segment_id=i, dataset_id=self.dataset_id)
+                for i in ids
+                if i not in known
+            )
+
+    def _clear_journal(self, ids: Sequence[str]) -> None:
+        with self._sessions.begin() as session:
+            session.execute(
+                delete(PendingSegmentWriteRow).where(PendingSegmentWriteRow.segment_id.in_(list(ids)))
+            )
 
     def _set_store_flags(self, segment_ids: Sequence[str], enabled: bool) -> None:
         self.vector.set_enabled(segment_ids, enabled)

@@ -11,6 +11,7 @@ flush and one transaction for up to :data:`WRITE_BATCH_SEGMENTS` segments); see
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 from collections.abc import Callable, Sequence
@@ -43,6 +44,8 @@ class Source:
     name: str
     content: Path | bytes
     origin: str
+    #: its content hash, when the caller computed it (recorded with the version it becomes)
+    digest: str | None = None
 
     @classmethod
     def file(cls, path: str | Path) -> Source:
@@ -148,7 +151,8 @@ class Ingestion:
                 if not chunks:
                     raise InvalidInput(f"{source.name}: no text left after extraction and cleaning")
                 self._enter(token, document_id, S.INDEXING)
-                return self._version(document_id, chunks, embed=True)
+                version = self._version(document_id, chunks, embed=True)
+                return dataclasses.replace(version, file_hash=source.digest) if version else None
             except TimeLimitExceeded as exc:
                 limit = self._context.settings.document_time_limit
                 self._states.fail(document_id, f"{exc} (document_time_limit {limit:g} s)")
