@@ -429,12 +429,18 @@ class Dataset:
         """
         return self.search_with(query, self.retrieval.merged(override))
 
-    def search_with(self, query: str, config: RetrievalConfig) -> list[Hit]:
+    def search_with(
+        self, query: str, config: RetrievalConfig, *, semantic_query: str | None = None
+    ) -> list[Hit]:
+        """Search with ``config``; ``semantic_query`` (a HyDE passage) drives semantic search in
+        place of ``query`` when given."""
         index = self._context.index(self.id)
         model = None
         if config.reranking.mode == "reranking_model":
             model = self._context.rerank_model(config.reranking.model)
-        fused = index.search_service.retrieve(query, config, rerank_model=model)
+        fused = index.search_service.retrieve(
+            query, config, rerank_model=model, semantic_query=semantic_query
+        )
         return hits_of(self._context.sessions, self.id, fused)
 
     def persist_query_embeddings(self, upcoming: Sequence[str] = ()) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,10 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from zhiku.answers.assistant import AskRequest, Assistant
+from zhiku.answers.config import AnswerConfig
+from zhiku.answers.memory import ConversationStore
+from zhiku.answers.types import Answer, AnswerEvent
 from zhiku.core.config import Settings
 from zhiku.core.db import DatasetRow, DocumentRow, make_engine, make_session_factory
 from zhiku.core.db.models import DocumentJobRow
@@ -27,6 +31,7 @@ from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, StoreBusy
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.core.secrets import SecretBox
 from zhiku.knowledge_base import llm_options
+from zhiku.knowledge_base.answering import build_assistant, token_counter
 from zhiku.knowledge_base.context import DatasetContext
 from zhiku.knowledge_base.dataset import Dataset, as_process_rule, as_retrieval_config
 from zhiku.knowledge_base.dataset_index import DatasetIndex, open_embedding
@@ -58,6 +63,8 @@ class KnowledgeBase:
         self._retrieval: RoutedRetrieval | None = None
         self._chats: dict[str, ChatModel] = {}
         self._reranks: dict[str, RerankModel] = {}
+        self._assistant: Assistant | None = None
+        self._conversations = ConversationStore(self._sessions, token_counter())
         self._states = DocumentStates(self._sessions)
         self._secrets = SecretBox(settings.home)
         self._context = DatasetContext(
@@ -192,6 +199,7 @@ class KnowledgeBase:
         top_k: int | None = None,
         score_threshold: float | None = None,
         merge: Merge = "weighted",
+        semantic_query: str | None = None,
     ) -> RetrievalResult:
         """Ask several datasets (names or ids; default: all) one question.
 
@@ -209,11 +217,59 @@ class KnowledgeBase:
             top_k=top_k,
             score_threshold=score_threshold,
             merge_by=merge,
+            semantic_query=semantic_query,
         )
 
     def search(self, query: str, **options: Any) -> list[Hit]:
         """The hits of :meth:`retrieve` (same options)."""
         return self.retrieve(query, **options).hits
+
+    # -- answers -------------------------------------------------------------------------------
+
+    def ask(
+        self,
+        question: str,
+        *,
+        datasets: Sequence[str] | None = None,
+        conversation_id: str | None = None,
+        stream: bool = False,
+        config: AnswerConfig | dict[str, Any] | None = None,
+        remember: bool = True,
+        user: str = "",
+        owner: str | None = None,
+    ) -> Answer | Iterator[AnswerEvent]:
+        """Answer ``question`` from ``datasets`` (names or ids; default: all) with cited sources.
+
+        ``conversation_id`` continues a conversation (its history condenses a follow-up); with
+        ``remember`` (default) the turn is stored, in a new conversation when none is given.
+        ``stream=True`` returns the :class:`AnswerEvent` iterator instead of the :class:`Answer`.
+        The chat model answers when one is configured, else the offline extractive answerer
+        (``config={"answerer": "extractive"}`` forces it).
+        """
+        if not isinstance(config, AnswerConfig):
+            config = AnswerConfig.model_validate(config or {})
+        if datasets is not None:
+            datasets = [self.dataset(name).id for name in datasets]
+        request = AskRequest(question, datasets, conversation_id, remember, user, owner)
+        assistant = self._answer_loop()
+        return assistant.events(request, config) if stream else assistant.ask(request, config)
+
+    @property
+    def conversations(self) -> ConversationStore:
+        """Stored conversations: list, read, rename, delete."""
+        return self._conversations
+
+    def _answer_loop(self) -> Assistant:
+        embedding = self.embedding(self.settings.embedding_model, {})
+        with self._lock:
+            if self._assistant is None:
+                self._assistant = build_assistant(
+                    retrieve=self.retrieve,
+                    embedding=embedding,
+                    chat_model=self.chat_model,
+                    conversations=self._conversations,
+                )
+            return self._assistant
 
     def chat_model(self, override: dict[str, Any] | None = None) -> ChatModel:
         """The chat model of ``ZHIKU_LLM_*`` settings, fields replaced by ``override`` (a dataset's

@@ -93,16 +93,30 @@ class DatasetSearch:
         )
 
     def retrieve(
-        self, query: str, config: RetrievalConfig, *, rerank_model: RerankModel | None = None
+        self,
+        query: str,
+        config: RetrievalConfig,
+        *,
+        rerank_model: RerankModel | None = None,
+        semantic_query: str | None = None,
     ) -> list[FusedHit]:
         """The fused hits, best first (or odd/even reordered). Empty query → []."""
-        return self.retrieve_with_timings(query, config, rerank_model=rerank_model)[0]
+        return self.retrieve_with_timings(
+            query, config, rerank_model=rerank_model, semantic_query=semantic_query
+        )[0]
 
     def retrieve_with_timings(
-        self, query: str, config: RetrievalConfig, *, rerank_model: RerankModel | None = None
+        self,
+        query: str,
+        config: RetrievalConfig,
+        *,
+        rerank_model: RerankModel | None = None,
+        semantic_query: str | None = None,
     ) -> tuple[list[FusedHit], dict[str, float]]:
         """The hits and, per channel that answered, its search time in milliseconds.
 
+        ``semantic_query`` (e.g. a HyDE passage) drives the semantic channel in place of ``query``,
+        which still drives the others and a rerank model.
         ``rerank_model`` (for this call) takes the place of the service's own. Raises ConfigError
         if the config asks for a channel this dataset lacks, or for ``reranking_model`` without a
         (matching) model or ``live_segments``; ChannelError if every channel fails.
@@ -112,7 +126,10 @@ class DatasetSearch:
         self._check(config, channels, model)
         if not query.strip():
             return [], {}
-        found, timings = self._search(query, channels, config.effective_recall_k)
+        texts_of = {ch: query for ch in channels}
+        if semantic_query and "semantic" in texts_of:
+            texts_of["semantic"] = semantic_query
+        found, timings = self._search(texts_of, channels, config.effective_recall_k)
         texts = self._live(found)
         if texts is not None:
             found = {ch: [(sid, s) for sid, s in hits if sid in texts] for ch, hits in found.items()}
@@ -150,16 +167,16 @@ class DatasetSearch:
             raise ConfigError("reranking_model needs live_segments to supply segment texts")
 
     def _search(
-        self, query: str, channels: Sequence[Channel], limit: int
+        self, queries: Mapping[Channel, str], channels: Sequence[Channel], limit: int
     ) -> tuple[dict[str, _Ranked], dict[str, float]]:
-        """Each channel's answer (a failed one as []) in config order, and the timings."""
+        """Each channel's answer to its query (a failed one as []) in config order, and the timings."""
         first, *rest = channels
         futures: dict[Channel, Future[tuple[_Ranked, float]]] = {
-            ch: self._executor.submit(_timed, self._channels[ch], query, limit) for ch in rest
+            ch: self._executor.submit(_timed, self._channels[ch], queries[ch], limit) for ch in rest
         }
         outcomes: dict[Channel, tuple[_Ranked, float] | Exception] = {}
         try:
-            outcomes[first] = _timed(self._channels[first], query, limit)
+            outcomes[first] = _timed(self._channels[first], queries[first], limit)
         except Exception as exc:  # judged below, with the other channels
             outcomes[first] = exc
         for ch, future in futures.items():

@@ -32,7 +32,9 @@ class SearchTarget(Protocol):
     @property
     def embedding_model(self) -> str: ...
 
-    def search_with(self, query: str, config: RetrievalConfig) -> list[Hit]: ...
+    def search_with(
+        self, query: str, config: RetrievalConfig, *, semantic_query: str | None = None
+    ) -> list[Hit]: ...
 
 
 class RoutedRetrieval:
@@ -77,16 +79,19 @@ class RoutedRetrieval:
         top_k: int | None = None,
         score_threshold: float | None = None,
         merge_by: Merge = "weighted",
+        semantic_query: str | None = None,
     ) -> RetrievalResult:
-        """``single``: the router picks one dataset, searched with its own config (``top_k`` and
+        """``semantic_query`` (a HyDE passage) drives semantic search in place of ``query``.
+
+        ``single``: the router picks one dataset, searched with its own config (``top_k`` and
         ``score_threshold`` override it when given). ``multiple``: every dataset is searched with
         its own config in its own thread, the hits merged (see :mod:`zhiku.retrieval.multi_path`),
         then ``score_threshold`` applies to the merged score and ``top_k`` (default: the largest
         of the datasets' own) cuts."""
         if routing == "single":
-            return self._single(query, targets, router, top_k, score_threshold)
+            return self._single(query, targets, router, top_k, score_threshold, semantic_query)
         if routing == "multiple":
-            return self._multiple(query, targets, top_k, score_threshold, merge_by)
+            return self._multiple(query, targets, top_k, score_threshold, merge_by, semantic_query)
         raise ConfigError(f"unknown routing {routing!r}; use 'single' or 'multiple'")
 
     def _single(
@@ -96,6 +101,7 @@ class RoutedRetrieval:
         router_name: str,
         top_k: int | None,
         score_threshold: float | None,
+        semantic_query: str | None,
     ) -> RetrievalResult:
         chosen_router = self.router(router_name)
         profiles = self._profiles.profiles([target.id for target in targets])
@@ -109,7 +115,7 @@ class RoutedRetrieval:
             override["top_k"] = top_k
         if score_threshold is not None:
             override["score_threshold"] = score_threshold
-        hits = target.search_with(query, target.retrieval.merged(override))
+        hits = target.search_with(query, target.retrieval.merged(override), semantic_query=semantic_query)
         return RetrievalResult(hits, [target.id], "single", router=router_name, note=decision.note)
 
     def _multiple(
@@ -119,6 +125,7 @@ class RoutedRetrieval:
         top_k: int | None,
         score_threshold: float | None,
         merge_by: Merge,
+        semantic_query: str | None,
     ) -> RetrievalResult:
         ids = [target.id for target in targets]
         if not targets or not query.strip():
@@ -129,7 +136,12 @@ class RoutedRetrieval:
         if merge_by == "reranking_model" and rerank_model is None:
             raise ConfigError("multi-path merge 'reranking_model' needs a rerank model (ZHIKU_RERANK_MODEL)")
         futures = {
-            target.id: self._pool.submit(target.search_with, query, configs[target.id].merged({"top_k": k}))
+            target.id: self._pool.submit(
+                target.search_with,
+                query,
+                configs[target.id].merged({"top_k": k}),
+                semantic_query=semantic_query,
+            )
             for target in targets
         }
         per_dataset: dict[str, list[Hit]] = {}

@@ -183,3 +183,44 @@ class PendingSegmentWriteRow(Base):
     segment_id: Mapped[str] = mapped_column(String(36), primary_key=True)
     dataset_id: Mapped[str] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ConversationRow(Base):
+    """A conversation with the knowledge base (see migration 0003); ``user`` is the caller's own
+    label for its end user (Dify's ``user``), ``api_key_id`` the key that started it, so a key
+    sees only its own conversations."""
+
+    __tablename__ = "conversations"
+    __table_args__ = (Index("ix_conversations_owner", "api_key_id", "user", "updated_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(255), default="")
+    user: Mapped[str] = mapped_column(String(255), default="")
+    api_key_id: Mapped[str | None] = mapped_column(String(36))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    messages: Mapped[list[MessageRow]] = relationship(
+        back_populates="conversation", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+
+class MessageRow(Base):
+    """One turn's half: ``role`` is ``user`` (the question as asked) or ``assistant`` (the answer,
+    with the plan that found its sources and the sources it cited as ``resources``)."""
+
+    __tablename__ = "messages"
+    __table_args__ = (Index("ix_messages_conversation", "conversation_id", "seq"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    conversation_id: Mapped[str] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)  # order within the conversation, from 0
+    role: Mapped[str] = mapped_column(String(16))
+    text: Mapped[str] = mapped_column(Text)
+    tokens: Mapped[int] = mapped_column(Integer, default=0)
+    answerer: Mapped[str | None] = mapped_column(String(32))
+    plan: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    resources: Mapped[list[Any] | None] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    conversation: Mapped[ConversationRow] = relationship(back_populates="messages")

@@ -1,0 +1,193 @@
+"""The answer loop: question → plan → retrieval → numbered sources → cited answer → memory.
+
+:meth:`Assistant.events` is the one implementation; :meth:`Assistant.ask` collects its events into
+an :class:`Answer`. Either way the sources are fixed before the answerer starts, so a streamed
+``[n]`` means the same source as in the final answer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from zhiku.answers.citations import finish
+from zhiku.answers.config import AnswerConfig
+from zhiku.answers.generation import LlmAnswerer
+from zhiku.answers.memory import ConversationStore, Turn
+from zhiku.answers.prompts import NOTHING_FOUND, REFUSAL, language_of
+from zhiku.answers.sources import Source, assemble_sources
+from zhiku.answers.types import Answer, AnswerEvent, Citation, QueryPlan
+from zhiku.answers.understanding import QueryUnderstanding
+from zhiku.core.cancellation import checkpoint
+from zhiku.core.documents import Hit
+from zhiku.core.errors import ConfigError
+from zhiku.providers.llm import ChatModel
+
+#: Retrieval as the assistant sees it: the plan and the datasets asked (None: all) → hits.
+Retrieve = Callable[[QueryPlan, Sequence[str] | None], list[Hit]]
+
+
+class SentenceAnswerer(Protocol):
+    """An answerer that needs no model (the extractive one)."""
+
+    name: str
+
+    def answer(self, question: str, sources: Sequence[Source]) -> tuple[str, list[Citation]]: ...
+
+
+@dataclass(frozen=True)
+class AskRequest:
+    question: str
+    datasets: Sequence[str] | None = None
+    conversation_id: str | None = None
+    remember: bool = True  # store the turn (a new conversation when conversation_id is None)
+    user: str = ""
+    owner: str | None = None  # the API key id the conversation belongs to
+
+
+class Assistant:
+    def __init__(
+        self,
+        *,
+        retrieve: Retrieve,
+        understanding: QueryUnderstanding,
+        conversations: ConversationStore,
+        chat_model: Callable[[], ChatModel | None],
+        extractive: SentenceAnswerer,
+        count_tokens: Callable[[str], int],
+    ) -> None:
+        self._retrieve = retrieve
+        self._understanding = understanding
+        self._conversations = conversations
+        self._chat_model = chat_model
+        self._extractive = extractive
+        self._count_tokens = count_tokens
+
+    def ask(self, request: AskRequest, config: AnswerConfig) -> Answer:
+        for event in self.events(request, config):
+            if event.answer is not None:
+                return event.answer
+        raise AssertionError("the answer loop ended without an answer")  # events() always ends with one
+
+    def events(self, request: AskRequest, config: AnswerConfig) -> Iterator[AnswerEvent]:
+        """``plan``, ``sources``, ``delta``…, ``answer`` (see :class:`AnswerEvent`). Errors the
+        caller can act on (an unknown conversation, no chat model for ``answerer="llm"``) are
+        raised before the first event."""
+        started = time.perf_counter()
+        timings: dict[str, float] = {}
+        chat = self._chooser(config)
+        history: list[Turn] = []
+        if request.conversation_id is not None:
+            self._conversations.get(request.conversation_id, user=request.user or None, owner=request.owner)
+            history = self._conversations.history(request.conversation_id, max_tokens=config.history_tokens)
+        return self._run(request, config, chat, history, started, timings)
+
+    def _run(
+        self,
+        request: AskRequest,
+        config: AnswerConfig,
+        chat: ChatModel | None,
+        history: list[Turn],
+        started: float,
+        timings: dict[str, float],
+    ) -> Iterator[AnswerEvent]:
+        mark = time.perf_counter()
+        plan = self._understanding.plan(request.question, history, config)
+        timings["plan"] = _ms(mark)
+        yield AnswerEvent("plan", plan=plan)
+        language = language_of(request.question)
+
+        sources: list[Source] = []
+        if plan.action == "answer":
+            mark = time.perf_counter()
+            hits = self._retrieve(plan, plan.datasets if plan.datasets is not None else request.datasets)
+            sources = assemble_sources(
+                hits,
+                max_tokens=config.context_tokens,
+                count_tokens=self._count_tokens,
+                max_sources=config.max_sources,
+            )
+            timings["retrieve"] = _ms(mark)
+        yield AnswerEvent("sources", sources=tuple(sources))
+
+        mark = time.perf_counter()
+        answerer = "llm" if chat is not None else self._extractive.name
+        no_answer = False
+        citations: list[Citation]
+        if plan.action == "refuse":
+            text, citations, no_answer = self._refusal(plan, config, language), [], True
+            yield AnswerEvent("delta", delta=text)
+        elif not sources:
+            text, citations, no_answer = NOTHING_FOUND[language], [], True
+            yield AnswerEvent("delta", delta=text)
+        elif chat is not None:
+            written: list[str] = []
+            for delta in LlmAnswerer(chat).stream(
+                request.question if not plan.condensed else plan.search_query,
+                sources,
+                history,
+                language,
+                max_tokens=config.max_answer_tokens,
+            ):
+                checkpoint()
+                written.append(delta)
+                yield AnswerEvent("delta", delta=delta)
+            text, citations = finish("".join(written), sources, repair_uncited=config.repair_citations)
+        else:
+            text, citations = self._extractive.answer(plan.search_query, sources)
+            if not text:
+                text, no_answer = NOTHING_FOUND[language], True
+            yield AnswerEvent("delta", delta=text)
+        timings["answer"] = _ms(mark)
+
+        answer = Answer(
+            text=text,
+            citations=citations,
+            sources=sources,
+            plan=plan,
+            answerer=answerer,
+            no_answer=no_answer,
+            usage={"answer_tokens": self._count_tokens(text)},
+        )
+        if request.remember:
+            self._remember(request, answer)
+        timings["total"] = _ms(started)
+        answer.timings_ms = timings
+        yield AnswerEvent("answer", answer=answer)
+
+    def _chooser(self, config: AnswerConfig) -> ChatModel | None:
+        if config.answerer == "extractive":
+            return None
+        chat = self._chat_model()
+        if chat is None and config.answerer == "llm":
+            raise ConfigError("answerer 'llm' needs a chat model (ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL)")
+        return chat
+
+    def _refusal(self, plan: QueryPlan, config: AnswerConfig, language: str) -> str:
+        for intent in config.intents:
+            if intent.name == plan.intent and intent.reply:
+                return intent.reply
+        return REFUSAL["zh" if language == "zh" else "en"]
+
+    def _remember(self, request: AskRequest, answer: Answer) -> None:
+        conversation_id = request.conversation_id
+        if conversation_id is None:
+            conversation_id = self._conversations.create(
+                request.question, user=request.user, owner=request.owner
+            ).id
+        cited = answer.cited_sources
+        answer.message_id = self._conversations.append_turn(
+            conversation_id,
+            request.question,
+            answer.text,
+            answerer=answer.answerer,
+            plan=answer.plan.to_dict(),
+            resources=[source.to_dict() for source in cited],
+        )
+        answer.conversation_id = conversation_id
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000.0, 3)

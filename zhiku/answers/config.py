@@ -1,0 +1,49 @@
+"""How a question is answered: which steps run, with which budgets (per call or per dataset)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: ``auto`` uses the chat model when one is configured and the extractive answerer otherwise.
+AnswererName = Literal["auto", "extractive", "llm"]
+
+
+class Intent(BaseModel):
+    """One kind of question. The classifier always picks the closest intent, so a set of intents
+    should cover everything expected (add an ``other`` intent for the rest)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, max_length=64)
+    description: str = Field(min_length=1, max_length=1000)
+    action: Literal["answer", "refuse"] = "answer"
+    #: Restrict retrieval to these datasets (names or ids) when this intent is chosen.
+    datasets: tuple[str, ...] | None = Field(None, max_length=50)
+    #: The section this intent's questions are answered from (kept in the plan; retrieval filters
+    #: on it where the datasets carry sections).
+    section: str | None = Field(None, max_length=255)
+    #: What a refusal says; a polite default in the question's language otherwise.
+    reply: str | None = Field(None, max_length=2000)
+    examples: tuple[str, ...] = Field((), max_length=20)
+
+
+class AnswerConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    answerer: AnswererName = "auto"
+    #: Rewrite a follow-up with the conversation into a standalone question (the chat model; the
+    #: previous question prepended when there is none).
+    condense: bool = True
+    #: Drive semantic search with a hypothetical answer written by the chat model (HyDE).
+    hyde: bool = False
+    intents: tuple[Intent, ...] = Field((), max_length=50)
+    #: ``embedding`` (offline) or ``llm`` (the chat model, the embedding classifier on failure).
+    intent_classifier: Literal["embedding", "llm"] = "embedding"
+    history_tokens: int = Field(1000, ge=0, le=32_000)
+    context_tokens: int = Field(3000, ge=64, le=100_000)
+    max_sources: int = Field(8, ge=1, le=50)
+    max_answer_tokens: int = Field(1024, ge=16, le=16_000)
+    #: Credit an uncited answer sentence to the source it was clearly taken from.
+    repair_citations: bool = True

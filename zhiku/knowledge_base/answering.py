@@ -1,0 +1,56 @@
+"""The answer loop wired to a knowledge base: its retrieval, embedding, chat model and database."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from zhiku.answers.assistant import Assistant
+from zhiku.answers.memory import ConversationStore
+from zhiku.answers.types import QueryPlan
+from zhiku.answers.understanding import QueryUnderstanding
+from zhiku.core.documents import Hit
+from zhiku.core.errors import ConfigError
+from zhiku.providers.embedding import CachedEmbedding
+from zhiku.providers.llm import ChatModel
+from zhiku.retrieval.types import RetrievalResult
+from zhiku.splitters.length import TiktokenLength
+
+
+def optional_chat(chat_model: Callable[[], ChatModel]) -> Callable[[], ChatModel | None]:
+    """The configured chat model, or None when none is configured (offline use)."""
+
+    def get() -> ChatModel | None:
+        try:
+            return chat_model()
+        except ConfigError:
+            return None
+
+    return get
+
+
+def build_assistant(
+    *,
+    retrieve: Callable[..., RetrievalResult],
+    embedding: CachedEmbedding,
+    chat_model: Callable[[], ChatModel],
+    conversations: ConversationStore,
+) -> Assistant:
+    from zhiku.answers.extractive import ExtractiveAnswerer
+
+    def search(plan: QueryPlan, datasets: Sequence[str] | None) -> list[Hit]:
+        semantic = plan.semantic_query if plan.hyde else None
+        return retrieve(plan.search_query, datasets=datasets, semantic_query=semantic).hits
+
+    chat = optional_chat(chat_model)
+    return Assistant(
+        retrieve=search,
+        understanding=QueryUnderstanding(embedding, chat),
+        conversations=conversations,
+        chat_model=chat,
+        extractive=ExtractiveAnswerer(),
+        count_tokens=token_counter(),
+    )
+
+
+def token_counter() -> Callable[[str], int]:
+    return TiktokenLength()
