@@ -34,7 +34,7 @@ def test_synthetic_embedding_is_registered_deterministic_and_keeps_word_overlap(
 
 def test_corpus_recombines_distinct_segments_that_split_back_one_per_paragraph(tmp_path: Path) -> None:
     corpus = build_corpus(500, 7, eval_dir=tmp_path / "no-eval-sets")
-    assert corpus.source == "bundled demo corpus sentences"
+    assert corpus.source == "bundled demo corpus sentences"  # no evaluation sets named
     assert len(corpus.texts) == len(set(corpus.texts)) == 500 and corpus.recombined > 0
     assert len(corpus.queries) == 7
     assert build_corpus(500, 7, eval_dir=tmp_path / "no-eval-sets").texts == corpus.texts
