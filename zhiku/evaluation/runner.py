@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from zhiku.core.documents import Chunk, Hit
-from zhiku.core.errors import NotFound
+from zhiku.core.errors import NotFound, ZhikuError
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.evaluation.metrics import score_run
 from zhiku.evaluation.sets import EvalSet
@@ -74,8 +74,10 @@ def _dataset(
 
 
 def _incomplete(dataset: Dataset) -> bool:
+    """Reused only when every document completed: scores over a half-indexed corpus would be
+    silently low (an interrupted run leaves documents waiting, indexing or in error)."""
     stats = dataset.stats()
-    return stats["documents"] == 0 or set(stats["by_status"]) - {"completed", "error"} != set()
+    return stats["documents"] == 0 or set(stats["by_status"]) != {"completed"}
 
 
 def ingest(
@@ -105,11 +107,27 @@ def ingest(
         else:
             files = sorted(eval_set.docs_dir.glob("*.txt"))
             dataset.add_files(files, on_progress=on_progress, timings=timings)
+        _require_complete(dataset)
         dataset.optimize()
         info["ingest_seconds"] = round(time.perf_counter() - started, 1)
         info["stage_seconds"] = {k: round(v, 2) for k, v in timings.items()}
     info.update(dataset.stats())
     return dataset, info
+
+
+def _require_complete(dataset: Dataset) -> None:
+    """Refuse to score a corpus that did not index whole (the reason of the first failure)."""
+    stats = dataset.stats()
+    failed = stats["documents"] - stats["by_status"].get("completed", 0)
+    if failed:
+        reason = ""
+        first = next((doc for doc in dataset.documents() if doc.status != "completed"), None)
+        if first is not None:
+            reason = f" (first: {first.name}, {first.status}{f': {first.error}' if first.error else ''})"
+        raise ZhikuError(
+            f"{failed} of {stats['documents']} documents of {dataset.name!r} did not index{reason}; "
+            "fix the cause and run again (the dataset is rebuilt)"
+        )
 
 
 def _judged_ids(hits: Sequence[Hit], mode: Mode) -> list[str]:
@@ -179,5 +197,6 @@ def evaluate(
         scores["ms_per_query"] = round(1000 * seconds[method] / max(1, len(query_ids)), 2)
         report.methods[method] = scores
     report.info["queries"] = len(query_ids)
+    report.info["passages_indexed"] = report.info.get("segments", 0)
     report.info["embedding_model"] = dataset.embedding_model
     return report
