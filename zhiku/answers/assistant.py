@@ -45,6 +45,8 @@ class AskRequest:
     remember: bool = True  # store the turn (a new conversation when conversation_id is None)
     user: str = ""
     owner: str | None = None  # the API key id the conversation belongs to
+    history: Sequence[Turn] | None = None  # given by the caller (stateless APIs), not stored
+    message_id: str | None = None  # the stored answer's id, when the caller must know it first
 
 
 class Assistant:
@@ -78,7 +80,7 @@ class Assistant:
         started = time.perf_counter()
         timings: dict[str, float] = {}
         chat = self._chooser(config)
-        history: list[Turn] = []
+        history: list[Turn] = list(request.history or [])
         if request.conversation_id is not None:
             self._conversations.get(request.conversation_id, user=request.user or None, owner=request.owner)
             history = self._conversations.history(request.conversation_id, max_tokens=config.history_tokens)
@@ -185,6 +187,7 @@ class Assistant:
             answerer=answer.answerer,
             plan=answer.plan.to_dict(),
             resources=[source.to_dict() for source in cited],
+            message_id=request.message_id,
         )
         answer.conversation_id = conversation_id
 

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from zhiku.core.db.models import ConversationRow, MessageRow, utcnow
+from zhiku.core.db.models import ConversationRow, MessageRow, new_id, utcnow
 from zhiku.core.errors import NotFound
 
 #: Characters of the first question kept as a new conversation's name.
@@ -165,6 +165,7 @@ class ConversationStore:
         answerer: str,
         plan: dict[str, Any],
         resources: Sequence[dict[str, Any]],
+        message_id: str | None = None,
     ) -> str:
         """Store a question and its answer together (both or neither); the answer's message id."""
         with self._sessions.begin() as session:
@@ -185,6 +186,7 @@ class ConversationStore:
                 )
             )
             reply = MessageRow(
+                id=message_id or new_id(),
                 conversation_id=conversation_id,
                 seq=seq + 2,
                 role="assistant",

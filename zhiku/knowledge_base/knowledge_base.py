@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.answers.assistant import AskRequest, Assistant
 from zhiku.answers.config import AnswerConfig
-from zhiku.answers.memory import ConversationStore
+from zhiku.answers.memory import ConversationStore, Turn
 from zhiku.answers.types import Answer, AnswerEvent
 from zhiku.core.config import Settings
 from zhiku.core.db import DatasetRow, DocumentRow, make_engine, make_session_factory
@@ -237,6 +237,8 @@ class KnowledgeBase:
         remember: bool = True,
         user: str = "",
         owner: str | None = None,
+        history: Sequence[Turn] | None = None,
+        message_id: str | None = None,
     ) -> Answer | Iterator[AnswerEvent]:
         """Answer ``question`` from ``datasets`` (names or ids; default: all) with cited sources.
 
@@ -244,13 +246,16 @@ class KnowledgeBase:
         ``remember`` (default) the turn is stored, in a new conversation when none is given.
         ``stream=True`` returns the :class:`AnswerEvent` iterator instead of the :class:`Answer`.
         The chat model answers when one is configured, else the offline extractive answerer
-        (``config={"answerer": "extractive"}`` forces it).
+        (``config={"answerer": "extractive"}`` forces it). ``history`` gives earlier turns
+        directly (stateless callers); ``message_id`` fixes the stored answer's id in advance.
         """
         if not isinstance(config, AnswerConfig):
             config = AnswerConfig.model_validate(config or {})
         if datasets is not None:
             datasets = [self.dataset(name).id for name in datasets]
-        request = AskRequest(question, datasets, conversation_id, remember, user, owner)
+        request = AskRequest(
+            question, datasets, conversation_id, remember, user, owner, history, message_id
+        )
         assistant = self._answer_loop()
         return assistant.events(request, config) if stream else assistant.ask(request, config)
 

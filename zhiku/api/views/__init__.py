@@ -1,11 +1,12 @@
 """The endpoint groups of ``/v1``, each a :class:`~zhiku.api.routing.Routes`."""
 
+from zhiku.api.views.chat import routes as answers
 from zhiku.api.views.datasets import routes as datasets
 from zhiku.api.views.documents import routes as documents
 from zhiku.api.views.meta import routes as meta
 from zhiku.api.views.retrieval import routes as retrieval
 from zhiku.api.views.segments import routes as segments
 
-ALL = (datasets, documents, segments, retrieval, meta)
+ALL = (datasets, documents, segments, retrieval, answers, meta)
 
 __all__ = ["ALL"]

@@ -1,0 +1,257 @@
+"""Answers over HTTP: Dify's chat-messages, conversations and messages; OpenAI's chat completions.
+
+Streaming answers are server-sent events. The sources are fixed before the first text event, so
+a streamed ``[n]`` already means the source the final event lists; when citation repair changes
+the text, Dify clients get a ``message_replace`` event with the final text, OpenAI clients the
+final text in the last chunk's ``content_final`` (the references travel only in that chunk).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from flask import Response, jsonify, stream_with_context
+
+from zhiku.answers.memory import Turn
+from zhiku.answers.types import Answer, AnswerEvent
+from zhiku.api.auth import principal
+from zhiku.api.chat_shapes import (
+    ChatCompletionBody,
+    ChatMessageBody,
+    ConversationListQuery,
+    MessageListQuery,
+    RenameBody,
+    UserBody,
+    dify_blocking,
+    dify_conversation,
+    dify_messages,
+    dify_metadata,
+    openai_chunk,
+    openai_completion,
+    openai_references,
+)
+from zhiku.api.context import context, visible_dataset
+from zhiku.api.errors import STATUS_OF_CODE, ApiError
+from zhiku.api.routing import Routes
+from zhiku.core.errors import ZhikuError
+
+routes = Routes("answers")
+logger = logging.getLogger(__name__)
+
+#: ``model`` of an OpenAI-style request that asks every dataset the key may use.
+ALL_DATASETS_MODEL = "zhiku"
+
+
+def _datasets(names: Sequence[str] | None) -> list[str] | None:
+    """The dataset ids to answer from: those named (each visible to the key), else every dataset
+    the key may use (None: all, for an unscoped key)."""
+    if names is not None:
+        return [visible_dataset(name).id for name in dict.fromkeys(names)]
+    allowed = principal().datasets
+    if allowed is None:
+        return None
+    return [summary.id for summary in context().catalog.datasets(sorted(allowed))]
+
+
+def _names(answer: Answer) -> dict[str, str]:
+    """Names of the datasets the answer's sources come from."""
+    ids = sorted({source.dataset_id for source in answer.sources})
+    return {summary.id: summary.name for summary in context().catalog.datasets(ids)}
+
+
+def _sse(payload: dict[str, Any] | str) -> str:
+    data = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+    return f"data: {data}\n\n"
+
+
+def _event_stream(events: Iterator[str]) -> Response:
+    response = Response(stream_with_context(events), mimetype="text/event-stream")
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Accel-Buffering"] = "no"  # a proxy in front must not hold events back
+    return response
+
+
+def _error_event(exc: Exception) -> dict[str, Any]:
+    """A failure after the stream started: the status it would have had, as an event."""
+    if isinstance(exc, ZhikuError):
+        status = STATUS_OF_CODE.get(exc.code, 400)
+        return {"event": "error", "status": status, "code": exc.code, "message": str(exc)}
+    logger.exception("answer stream failed", exc_info=exc)
+    return {"event": "error", "status": 500, "code": "internal_error", "message": "internal error"}
+
+
+# -- Dify: chat-messages ---------------------------------------------------------------------
+
+
+@routes.route(
+    "POST",
+    "/chat-messages",
+    summary="Ask a question: a cited answer from the knowledge base (blocking or streamed as SSE)",
+    body=ChatMessageBody,
+)
+def chat_messages(body: ChatMessageBody) -> Response:
+    kb = context().kb
+    datasets = _datasets(body.datasets)
+    conversation_id = body.conversation_id or None
+    task_id, message_id, created = str(uuid.uuid4()), str(uuid.uuid4()), int(time.time())
+    options: dict[str, Any] = {
+        "datasets": datasets,
+        "conversation_id": conversation_id,
+        "config": body.answer,
+        "user": body.user,
+        "owner": principal().key_id,
+        "message_id": message_id,
+    }
+    if body.response_mode == "blocking":
+        answer = kb.ask(body.query, **options)
+        assert isinstance(answer, Answer)
+        return jsonify(dify_blocking(answer, task_id, created, _names(answer)))
+    events = kb.ask(body.query, stream=True, **options)  # errors before the stream are answered as JSON
+    assert not isinstance(events, Answer)
+    return _event_stream(_dify_events(events, task_id, message_id, created))
+
+
+def _dify_events(events: Iterator[AnswerEvent], task_id: str, message_id: str, created: int) -> Iterator[str]:
+    base = {"task_id": task_id, "message_id": message_id, "created_at": created}
+    conversation_id = None
+    written: list[str] = []
+    try:
+        for event in events:
+            if event.kind == "delta":
+                written.append(event.delta)
+                yield _sse(
+                    {"event": "message", **base, "conversation_id": conversation_id, "answer": event.delta}
+                )
+            elif event.answer is not None:
+                answer = event.answer
+                conversation_id = answer.conversation_id
+                if answer.text != "".join(written):
+                    replace = {"event": "message_replace", **base, "conversation_id": conversation_id}
+                    yield _sse({**replace, "answer": answer.text})
+                end = {"event": "message_end", **base, "id": message_id, "conversation_id": conversation_id}
+                yield _sse({**end, "metadata": dify_metadata(answer, _names(answer))})
+    except Exception as exc:  # the status line is sent: report in the stream
+        yield _sse({**_error_event(exc), **base})
+
+
+# -- Dify: conversations and messages ----------------------------------------------------------
+
+
+@routes.route(
+    "GET", "/conversations", summary="The caller's conversations, newest first", query=ConversationListQuery
+)
+def list_conversations(query: ConversationListQuery) -> Response:
+    store = context().kb.conversations
+    page = store.recent(
+        user=query.user, owner=principal().key_id, limit=query.limit + 1, before=query.last_id
+    )
+    return jsonify(
+        {
+            "limit": query.limit,
+            "has_more": len(page) > query.limit,
+            "data": [dify_conversation(c) for c in page[: query.limit]],
+        }
+    )
+
+
+@routes.route(
+    "POST", "/conversations/{conversation_id}/name", summary="Rename a conversation", body=RenameBody
+)
+def rename_conversation(conversation_id: str, body: RenameBody) -> Response:
+    store = context().kb.conversations
+    renamed = store.rename(conversation_id, body.name, user=body.user, owner=principal().key_id)
+    return jsonify(dify_conversation(renamed))
+
+
+@routes.route(
+    "DELETE",
+    "/conversations/{conversation_id}",
+    summary="Delete a conversation and its messages",
+    body=UserBody,
+)
+def delete_conversation(conversation_id: str, body: UserBody) -> Response:
+    context().kb.conversations.delete(conversation_id, user=body.user, owner=principal().key_id)
+    return jsonify({"result": "success"})
+
+
+@routes.route("GET", "/messages", summary="A conversation's messages, oldest first", query=MessageListQuery)
+def list_messages(query: MessageListQuery) -> Response:
+    store = context().kb.conversations
+    messages = store.messages(
+        query.conversation_id, user=query.user, owner=principal().key_id, limit=2 * query.limit + 1
+    )
+    pairs = dify_messages(messages)
+    return jsonify(
+        {"limit": query.limit, "has_more": len(pairs) > query.limit, "data": pairs[-query.limit :]}
+    )
+
+
+# -- OpenAI: chat completions ------------------------------------------------------------------
+
+
+@routes.route(
+    "POST",
+    "/chat/completions",
+    summary="OpenAI-compatible answers: model names a dataset ('zhiku': all); references beside the text",
+    body=ChatCompletionBody,
+)
+def chat_completions(body: ChatCompletionBody) -> Response:
+    question, history = _question_and_history(body)
+    datasets = _datasets(None if body.model == ALL_DATASETS_MODEL else [body.model])
+    completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
+    options: dict[str, Any] = {
+        "datasets": datasets,
+        "config": body.answer,
+        "remember": False,
+        "history": history,
+        "owner": principal().key_id,
+    }
+    kb = context().kb
+    if not body.stream:
+        answer = kb.ask(question, **options)
+        assert isinstance(answer, Answer)
+        return jsonify(openai_completion(answer, completion_id, body.model, created))
+    events = kb.ask(question, stream=True, **options)
+    assert not isinstance(events, Answer)
+    return _event_stream(_openai_events(events, completion_id, body.model, created))
+
+
+def _question_and_history(body: ChatCompletionBody) -> tuple[str, list[Turn]]:
+    talk = [m for m in body.messages if m.role in ("user", "assistant")]
+    if not talk or talk[-1].role != "user" or not talk[-1].text().strip():
+        raise ApiError(400, "invalid_param", "messages: the last message must be a user message with text")
+    turns: list[Turn] = []
+    pending: str | None = None
+    for message in talk[:-1]:
+        if message.role == "user":
+            pending = message.text()
+        elif pending is not None:
+            turns.append(Turn(pending, message.text()))
+            pending = None
+    return talk[-1].text(), turns
+
+
+def _openai_events(
+    events: Iterator[AnswerEvent], completion_id: str, model: str, created: int
+) -> Iterator[str]:
+    written: list[str] = []
+    try:
+        yield _sse(openai_chunk(completion_id, model, created, {"role": "assistant", "content": ""}))
+        for event in events:
+            if event.kind == "delta":
+                written.append(event.delta)
+                yield _sse(openai_chunk(completion_id, model, created, {"content": event.delta}))
+            elif event.answer is not None:
+                answer = event.answer
+                extra: dict[str, Any] = {"references": openai_references(answer)}
+                if answer.text != "".join(written):
+                    extra["content_final"] = answer.text
+                yield _sse(openai_chunk(completion_id, model, created, {}, "stop", **extra))
+    except Exception as exc:
+        yield _sse({"error": _error_event(exc)})
+    yield _sse("[DONE]")
