@@ -11,6 +11,7 @@ from typing import IO, Any
 import click
 from pydantic import ValidationError
 
+from zhiku.cli.lookup import AmbiguousName
 from zhiku.core.errors import ZhikuError
 from zhiku.knowledge_base import KnowledgeBase
 
@@ -28,17 +29,25 @@ dataset_option = click.option("--dataset", "dataset_name", required=True, help="
 
 class CommandError(click.ClickException):
     """An error the user can act on: one line on stderr and exit status 1. A command run with
-    ``--json`` also prints ``{"error": {"code", "message"}}`` on stdout, so a script reading
-    stdout always gets one JSON document."""
+    ``--json`` also prints ``{"error": {"code", "message", ...}}`` on stdout, so a script
+    reading stdout always gets one JSON document (``details`` adds keys, e.g. ``candidates``)."""
 
-    def __init__(self, message: str, *, code: str = "error", as_json: bool = False) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str = "error",
+        as_json: bool = False,
+        details: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.as_json = as_json
+        self.details = details or {}
 
     def show(self, file: IO[Any] | None = None) -> None:
         if self.as_json:
-            error = {"code": self.code, "message": self.message}
+            error = {"code": self.code, "message": self.message, **self.details}
             click.echo(json.dumps({"error": error}, ensure_ascii=False))
         super().show(file)
 
@@ -53,6 +62,13 @@ def user_errors(ctx: click.Context) -> Iterator[None]:
     """Turn zhiku's errors, and settings refused by validation, into a :class:`CommandError`."""
     try:
         yield
+    except AmbiguousName as exc:
+        candidates = [
+            {"id": info.id, "status": info.status, "source": info.source} for info in exc.candidates
+        ]
+        raise CommandError(
+            str(exc), code=exc.code, as_json=json_mode(ctx), details={"candidates": candidates}
+        ) from exc
     except ZhikuError as exc:
         raise CommandError(str(exc), code=exc.code, as_json=json_mode(ctx)) from exc
     except ValidationError as exc:

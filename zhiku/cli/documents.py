@@ -118,14 +118,18 @@ def document_delete(
 @json_option
 @click.pass_context
 def document_retry(ctx: click.Context, doc: str, dataset_name: str, as_json: bool) -> None:
-    """Retry a failed document: only its failed chunks when it has some, else the whole file."""
+    """Retry a failed document: only its failed chunks when it has some, else the whole file.
+    Exit status 1 if it failed again."""
     with open_knowledge_base(ctx) as kb:
         ds = kb.dataset(dataset_name)
         info = ds.retry_document(find_document(ds, doc).id)
-        if as_json:
-            print_json(document_json(info, ds.word_counts([info.id]).get(info.id, 0)))
-            return
-    click.echo(f"{info.status:9} {info.name}" + (f": {info.error}" if info.error else ""))
+        words = ds.word_counts([info.id]).get(info.id, 0)
+    if as_json:
+        print_json(document_json(info, words))
+    else:
+        click.echo(f"{info.status:9} {info.name}" + (f": {info.error}" if info.error else ""))
+    if info.status == DocumentStatus.ERROR:
+        ctx.exit(1)
 
 
 def _set_enabled(

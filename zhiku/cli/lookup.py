@@ -13,6 +13,10 @@ class AmbiguousName(InvalidInput):
 
     code = "ambiguous_name"
 
+    def __init__(self, message: str, candidates: Sequence[DocumentInfo]) -> None:
+        super().__init__(message)
+        self.candidates = list(candidates)
+
 
 def find_document(dataset: Dataset, id_or_name: str) -> DocumentInfo:
     """The document with this id, else the only one with this name; NotFound or AmbiguousName
@@ -26,11 +30,13 @@ def find_document(dataset: Dataset, id_or_name: str) -> DocumentInfo:
         raise NotFound(f"no document {id_or_name!r} in dataset {dataset.name!r}")
     if len(matches) > 1:
         candidates = "; ".join(
-            f"{info.id} ({info.status}, added {info.created_at:%Y-%m-%d %H:%M:%S})" for info in matches
+            f"{info.id} ({info.status}, {info.source or f'added {info.created_at:%Y-%m-%d %H:%M:%S}'})"
+            for info in matches
         )
         raise AmbiguousName(
             f"{len(matches)} documents are named {id_or_name!r} in dataset {dataset.name!r}; "
-            f"give one of their ids: {candidates}"
+            f"give one of their ids: {candidates}",
+            matches,
         )
     return matches[0]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import click
 
 from zhiku.cli.common import user_errors
@@ -37,9 +39,9 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
         )
         return
     for registry in found:
-        click.echo(f"{registry.kind}: {registry.purpose}")
         installed = set(registry.entry_points)
-        for name in registry.names:
-            click.echo(f"  {name}" + ("  (entry point)" if name in installed else ""))
+        names = [f"{name} (entry point)" if name in installed else name for name in registry.names]
+        click.echo(f"{registry.kind} — {registry.purpose}")
+        click.echo(textwrap.fill(", ".join(names), width=100, initial_indent="  ", subsequent_indent="  "))
     if unclaimed:
         click.echo(f"entry points naming no registry (never loaded): {', '.join(unclaimed)}")
