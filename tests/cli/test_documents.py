@@ -9,6 +9,8 @@ from typing import Any
 
 from tests.cli.conftest import TEA_FILES
 from tests.fixtures.make_files import make_pdf
+from tests.fixtures.openai_server import Reply, ScriptedChatServer, last_user_text
+from tests.knowledge_base.test_qa_dataset import HANDBOOK, model_reply
 
 
 def _ids(run_json: Any, name: str) -> list[str]:
@@ -115,3 +117,40 @@ def test_retry_a_failed_document_once_its_file_is_fixed(run, run_json, tea: Path
     # the older spelling, on a document with nothing to retry
     nothing = run("retry", "bad.pdf", "--dataset", "tea", code=1)
     assert "nothing to retry" in nothing.stderr
+
+
+def test_show_lists_failed_chunks_and_retry_redoes_them(run, run_json, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    failing = {"on": True}
+
+    def flaky(body: dict[str, Any]) -> Reply:
+        if failing["on"] and "Shipping" in last_user_text(body):
+            return Reply.status(500, "upstream exploded")
+        return model_reply(body)
+
+    handbook = tmp_path / "handbook.txt"
+    handbook.write_text(HANDBOOK, encoding="utf-8")
+    with ScriptedChatServer(flaky) as server:
+        monkeypatch.setenv("ZHIKU_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("ZHIKU_LLM_MODEL", "scripted")
+        monkeypatch.setenv("ZHIKU_LLM_MAX_RETRIES", "0")
+        run("dataset", "create", "faq", "--doc-form", "qa_model")
+        rule = ("--splitter", "fixed_separator", "--max-tokens", "200", "--chunk-overlap", "0")
+        run("dataset", "update", "faq", *rule)
+        run("ingest", str(handbook), "--dataset", "faq")
+
+        shown = run_json("document", "show", "handbook.txt", "--dataset", "faq")
+        assert shown["status"] == "completed_with_errors" and "1 chunk(s) not indexed" in shown["error"]
+        [failure] = shown["failed_chunks"]
+        assert "Shipping" in failure["content"] and "500" in failure["reason"]
+        text = run("document", "show", "handbook.txt", "--dataset", "faq").output
+        assert "1 failed chunk(s)" in text and f"#{failure['position']}: " in text
+
+        failing["on"] = False
+        assert run_json("document", "retry", "handbook.txt", "--dataset", "faq")["status"] == "completed"
+        assert run_json("document", "show", "handbook.txt", "--dataset", "faq")["failed_chunks"] == []
+
+    [pair] = run_json("segment", "list", "--dataset", "faq", "--keyword", "warehouse")["segments"]
+    assert pair["answer"] == "Within two working days."
+    edited = run_json("segment", "edit", pair["id"], "--dataset", "faq", "--answer", "The same day.")
+    assert edited["answer"] == "The same day." and edited["content"] == pair["content"]
+    assert "→ The same day." in run("search", "when do tea orders leave", "--dataset", "faq").output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +97,12 @@ def test_edit_then_search_finds_the_new_phrase(run, run_json, tea: Path, tmp_pat
 
 def test_a_disabled_segment_is_not_found_until_enabled(run, run_json, tea: Path) -> None:  # type: ignore[no-untyped-def]
     segment = _segment_of(run_json, "b.txt")
+    # an unknown id among several changes nothing
+    for unknown in ("no-such-segment", str(uuid.uuid4())):
+        refused = run("segment", "disable", segment["id"], unknown, "--dataset", "tea", code=1)
+        assert refused.stderr.strip() == f"Error: no segment {unknown!r} in dataset 'tea'"
+    assert _full_text(run, "bamboo baskets") == [TEA_FILES["b.txt"]]
+
     disabled = run_json("segment", "disable", segment["id"], "--dataset", "tea")
     assert disabled == {"segments": [{"id": segment["id"], "enabled": False}]}
     assert _full_text(run, "bamboo baskets") == []
@@ -108,7 +115,6 @@ def test_a_disabled_segment_is_not_found_until_enabled(run, run_json, tea: Path)
     assert run_json("segment", "list", "--dataset", "tea", "--enabled")["total"] == 2
     assert "[disabled]" in run("segment", "list", "--dataset", "tea").output
 
-    # an unknown id among several changes nothing
     run("segment", "enable", segment["id"], "no-such-segment", "--dataset", "tea", code=1)
     assert _full_text(run, "bamboo baskets") == []
     assert "enabled segment" in run("segment", "enable", segment["id"], "--dataset", "tea").output

@@ -31,7 +31,7 @@ def document() -> None:
     "--status",
     type=click.Choice([str(status) for status in DocumentStatus]),
     default=None,
-    help="Only these.",
+    help="Only documents in this status.",
 )
 @json_option
 @click.pass_context
@@ -83,7 +83,7 @@ def document_show(ctx: click.Context, doc: str, dataset_name: str, as_json: bool
             click.echo(f"{stage:9} {when(at)}")
     failed = detail["failed_chunks"]
     if failed:
-        click.echo(f"{len(failed)} failed chunks (`zhiku document retry` redoes only these):")
+        click.echo(f"{len(failed)} failed chunk(s) (`zhiku document retry` redoes only these):")
         for chunk in failed:
             click.echo(f"  #{chunk['position']}: {chunk['reason']}")
 
