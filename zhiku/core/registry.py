@@ -1,8 +1,9 @@
 """Named plugin registries: built-ins by name, third parties by entry point.
 
 One :class:`Registry` per plug point (``extractors``, ``vector``, ``fulltext``, ``embedding``,
-``cleaners``, ``splitters``, ``index_processors``). A factory registered under a name is called
-lazily, so heavy imports happen only when that plugin is used.
+``cleaners``, ``splitters``, ``index_processors``, ...; :data:`zhiku.plugins.REGISTRIES` lists
+them all). A factory registered under a name is called lazily, so heavy imports happen only when
+that plugin is used.
 """
 
 from __future__ import annotations
