@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from zhiku.core.db.models import ApiKeyRow, utcnow
+from zhiku.core.config import Settings
+from zhiku.core.db import make_engine, make_session_factory
+from zhiku.core.db.models import ApiKeyRow, DatasetRow, utcnow
 from zhiku.core.errors import InvalidInput, NotFound
 
 KEY_PREFIX = "zk-"
@@ -76,6 +80,19 @@ class ApiKeys:
                 ApiKey.of(row) for row in session.scalars(select(ApiKeyRow).order_by(ApiKeyRow.created_at))
             ]
 
+    def dataset_ids(self, names_or_ids: Sequence[str]) -> list[str]:
+        """The ids of datasets given by name or id, for a key's scope; NotFound for an unknown one."""
+        ids = []
+        with self._sessions() as session:
+            for wanted in names_or_ids:
+                found = session.scalar(
+                    select(DatasetRow.id).where(or_(DatasetRow.id == wanted, DatasetRow.name == wanted))
+                )
+                if found is None:
+                    raise NotFound(f"no dataset {wanted!r}")
+                ids.append(found)
+        return ids
+
     def revoke(self, id_or_prefix: str) -> ApiKey:
         """Revoke a key by id or by its shown prefix (which must match one key only)."""
         with self._sessions.begin() as session:
@@ -92,3 +109,16 @@ class ApiKeys:
             if row.revoked_at is None:
                 row.revoked_at = utcnow()
             return ApiKey.of(row)
+
+
+@contextmanager
+def key_store(home: str | Path | None = None) -> Iterator[ApiKeys]:
+    """The keys of a data directory, opened on its database alone: managing keys works while a
+    server holds the directory's stores, and never touches documents being indexed."""
+    settings = Settings.load(home)
+    settings.home.mkdir(parents=True, exist_ok=True)
+    engine = make_engine(settings.resolved_database_url)
+    try:
+        yield ApiKeys(make_session_factory(engine))
+    finally:
+        engine.dispose()

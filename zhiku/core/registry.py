@@ -1,8 +1,9 @@
 """Named plugin registries: built-ins by name, third parties by entry point.
 
 One :class:`Registry` per plug point (``extractors``, ``vector``, ``fulltext``, ``embedding``,
-``cleaners``, ``splitters``, ``index_processors``). A factory registered under a name is called
-lazily, so heavy imports happen only when that plugin is used.
+``cleaners``, ``splitters``, ``index_processors``, ...; :data:`zhiku.plugins.REGISTRIES` lists
+them all). A factory registered under a name is called lazily, so heavy imports happen only when
+that plugin is used.
 """
 
 from __future__ import annotations
@@ -38,7 +39,23 @@ class Registry(Generic[T]):
         self._factories[name] = factory
 
     def names(self) -> list[str]:
+        """Names registered in code (entry points count once they have been used)."""
         return sorted(self._factories)
+
+    def installed(self) -> list[str]:
+        """Names installed packages declare as entry points ``<kind>.<name>``, used or not."""
+        prefix = f"{self.kind}."
+        return sorted(
+            {
+                ep.name[len(prefix) :]
+                for ep in entry_points(group=ENTRY_POINT_GROUP)
+                if ep.name.startswith(prefix)
+            }
+        )
+
+    def available(self) -> list[str]:
+        """Every name :meth:`factory` resolves: registered ones and installed entry points."""
+        return sorted({*self._factories, *self.installed()})
 
     def factory(self, name: str) -> Callable[..., T]:
         """The factory for ``name``: a registered name or an installed entry point.

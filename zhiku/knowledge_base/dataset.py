@@ -166,11 +166,16 @@ class Dataset:
 
     # -- documents ------------------------------------------------------------------------------
 
-    def documents(self) -> list[DocumentInfo]:
+    def documents(self, *, status: str | None = None, name: str | None = None) -> list[DocumentInfo]:
+        """The dataset's documents, oldest first; only those in ``status`` or named exactly
+        ``name`` when given (names need not be unique)."""
+        query = select(DocumentRow).where(DocumentRow.dataset_id == self.id)
+        if status is not None:
+            query = query.where(DocumentRow.status == status)
+        if name is not None:
+            query = query.where(DocumentRow.name == name)
         with self._context.sessions() as session:
-            rows = session.scalars(
-                select(DocumentRow).where(DocumentRow.dataset_id == self.id).order_by(DocumentRow.created_at)
-            ).all()
+            rows = session.scalars(query.order_by(DocumentRow.created_at, DocumentRow.id)).all()
             return [DocumentInfo.of(row) for row in rows]
 
     def document(self, document_id: str) -> DocumentInfo:
@@ -198,15 +203,31 @@ class Dataset:
         """Serve (or stop serving) whole documents; only database rows change."""
         Catalog(self._context.sessions).set_enabled(self.id, document_ids, enabled)
 
+    def word_counts(self, document_ids: Sequence[str]) -> dict[str, int]:
+        """Characters of segment text per document (what Dify calls its word count)."""
+        return Catalog(self._context.sessions).document_words(document_ids)
+
     def set_segment_enabled(self, segment_id: str, enabled: bool) -> None:
         """Enable or disable one segment in the database and in both stores."""
+        self.set_segments_enabled([segment_id], enabled)
+
+    def set_segments_enabled(self, segment_ids: Sequence[str], enabled: bool) -> None:
+        """Enable or disable segments in the database and in both stores; NotFound, before
+        anything changes, when one is not in this dataset."""
         index = self._context.index(self.id)
         with index.editing():  # a concurrent edit of the segment would set its stores' flag back
             with self._context.sessions() as session:
-                row = session.get(SegmentRow, segment_id)
-                if row is None or row.dataset_id != self.id:
-                    raise NotFound(f"no segment {segment_id!r} in dataset {self.name!r}")
-            index.set_segments_enabled([segment_id], enabled)
+                found = set(
+                    session.scalars(
+                        select(SegmentRow.id).where(
+                            SegmentRow.id.in_(list(segment_ids)), SegmentRow.dataset_id == self.id
+                        )
+                    )
+                )
+            missing = [segment_id for segment_id in segment_ids if segment_id not in found]
+            if missing:
+                raise NotFound(f"no segment {missing[0]!r} in dataset {self.name!r}")
+            index.set_segments_enabled(list(dict.fromkeys(segment_ids)), enabled)
 
     def add_file(
         self, path: str | Path, *, pipeline: Pipeline | None = None, on_duplicate: OnDuplicate = "skip"

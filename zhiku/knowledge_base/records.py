@@ -25,6 +25,11 @@ class DocumentInfo:
     metadata: dict[str, Any] = field(default_factory=dict)
     #: set by an ingest that found this document's content already there: "skipped", "replaced"
     duplicate: str | None = None
+    #: sha256 of the document's content (None when it was not read from bytes, e.g. Q&A pairs)
+    file_hash: str | None = None
+    #: where the content came from (a file path, or a label for text given directly) and its bytes
+    source: str = ""
+    size: int = 0
 
     @classmethod
     def of(cls, row: DocumentRow) -> DocumentInfo:
@@ -47,6 +52,9 @@ class DocumentInfo:
                 "error": row.error_at,
             },
             metadata=dict(row.doc_metadata or {}),
+            file_hash=row.file_hash,
+            source=row.source,
+            size=row.size,
         )
 
 

@@ -71,7 +71,7 @@ class SegmentEditor:
 
     def page(
         self,
-        document_id: str,
+        document_id: str | None,
         *,
         offset: int,
         limit: int,
@@ -79,16 +79,24 @@ class SegmentEditor:
         enabled: bool | None = None,
         statuses: Sequence[str] = (),
     ) -> tuple[list[StoredSegment], int]:
-        """One page of a document's segments in order, and how many match in all.
+        """One page of a document's segments in order (of the whole dataset's, document by
+        document in order of creation, when ``document_id`` is None), and how many match in all.
 
         ``keyword`` matches content or answer case-insensitively; ``statuses`` other than
         ``completed`` match nothing, since a stored segment is always indexed.
         """
         with self._sessions() as session:
-            self._document(session, document_id)
+            if document_id is not None:
+                self._document(session, document_id)
             if statuses and SEGMENT_STATUS not in statuses:
                 return [], 0
-            query = select(SegmentRow).where(SegmentRow.document_id == document_id)
+            query = (
+                select(SegmentRow)
+                .join(DocumentRow, DocumentRow.id == SegmentRow.document_id)
+                .where(SegmentRow.dataset_id == self._dataset_id)
+            )
+            if document_id is not None:
+                query = query.where(SegmentRow.document_id == document_id)
             if keyword:
                 query = query.where(
                     SegmentRow.content.icontains(keyword, autoescape=True)
@@ -97,13 +105,21 @@ class SegmentEditor:
             if enabled is not None:
                 query = query.where(SegmentRow.enabled.is_(enabled))
             total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
-            rows = session.scalars(query.order_by(SegmentRow.position).offset(offset).limit(limit)).all()
+            order = (DocumentRow.created_at, DocumentRow.id, SegmentRow.position)
+            rows = session.scalars(query.order_by(*order).offset(offset).limit(limit)).all()
             return [_stored(row) for row in rows], int(total)
 
     def get(self, document_id: str, segment_id_: str) -> StoredSegment:
         with self._sessions() as session:
             self._document(session, document_id)
             return _stored(self._segment(session, document_id, segment_id_))
+
+    def find(self, segment_id_: str) -> StoredSegment:
+        """A segment of this dataset by its id alone (its document is in the segment)."""
+        found = self.by_ids([segment_id_]).get(segment_id_)
+        if found is None:
+            raise NotFound(f"no segment {segment_id_!r} in this dataset")
+        return found
 
     def by_ids(self, segment_ids: Sequence[str]) -> dict[str, StoredSegment]:
         """Stored segments of this dataset by id (missing ids are left out)."""

@@ -5,25 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from click.testing import CliRunner
-
 from tests.fixtures.make_files import make_text
-from zhiku.cli import main
-
-
-@pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("ZHIKU_EMBEDDING_MODEL", "use")
-    runner = CliRunner()
-    home = tmp_path / "home"
-
-    def invoke(*args: str, code: int = 0):  # type: ignore[no-untyped-def]
-        result = runner.invoke(main, ["--home", str(home), *args], catch_exceptions=False)
-        assert result.exit_code == code, result.output
-        return result
-
-    return invoke
 
 
 def test_ingesting_twice_skips_the_duplicate(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -5,11 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-from click.testing import CliRunner
-
 from tests.fixtures.make_files import make_pdf, make_text
-from zhiku.cli import main
 
 PASSAGES = [
     ("p1", "Green tea", "Green tea is brewed at 80 degrees Celsius for two minutes.", "d1"),
@@ -23,21 +19,6 @@ QUERIES = [
     ("q2", "铁观音产自哪里？", "p4"),
     ("q3", "普洱茶怎么存放", "p3"),
 ]
-
-
-@pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("ZHIKU_EMBEDDING_MODEL", "use")
-    runner = CliRunner()
-    home = tmp_path / "home"
-
-    def invoke(*args: str, ok: bool = True):  # type: ignore[no-untyped-def]
-        result = runner.invoke(main, ["--home", str(home), *args], catch_exceptions=False)
-        if ok:
-            assert result.exit_code == 0, result.output
-        return result
-
-    return invoke
 
 
 def _eval_set(root: Path) -> Path:
@@ -68,7 +49,7 @@ def test_dataset_ingest_search_delete(run, tmp_path: Path) -> None:  # type: ign
     notes = make_text(tmp_path / "notes.md", "# Shipping\n\nOrders placed before 4 pm ship the same day.\n")
     bad = tmp_path / "broken.pdf"
     bad.write_bytes(b"%PDF-1.5 nothing else")
-    result = run("ingest", str(good), str(notes), str(bad), "--dataset", "handbook", ok=False)
+    result = run("ingest", str(good), str(notes), str(bad), "--dataset", "handbook", code=None)
     assert result.exit_code == 1
     assert "broken.pdf" in result.output and "2 indexed, 1 failed" in result.output
 
@@ -84,7 +65,7 @@ def test_dataset_ingest_search_delete(run, tmp_path: Path) -> None:  # type: ign
 
 
 def test_unknown_dataset_is_a_clear_error(run) -> None:  # type: ignore[no-untyped-def]
-    result = run("search", "anything", "--dataset", "missing", ok=False)
+    result = run("search", "anything", "--dataset", "missing", code=None)
     assert result.exit_code != 0 and "no dataset 'missing'" in result.output
 
 
@@ -147,7 +128,7 @@ def test_eval_routing_json_and_routed_search(run, tmp_path: Path) -> None:  # ty
     assert "p4" in routed.splitlines()[1]
     merged = run("search", "How hot for green tea?", "--dataset", "english", "--dataset", "chinese").output
     assert merged.startswith("multiple routing: searched english, chinese")
-    bad = run("search", "x", "--routing", "single", "--router", "function_call", ok=False)
+    bad = run("search", "x", "--routing", "single", "--router", "function_call", code=None)
     assert bad.exit_code != 0 and "ZHIKU_LLM_BASE_URL" in bad.output
 
 
@@ -158,5 +139,5 @@ def test_qa_csv_ingest_shows_answers_and_retry_reports_nothing_to_do(run, tmp_pa
     assert "1 indexed, 0 failed" in run("ingest", str(faq), "--dataset", "faq", "--qa-csv").output
     output = run("search", "普洱茶如何保存", "--dataset", "faq").output
     assert "→ 通风、避光。" in output
-    result = run("retry", "faq.csv", "--dataset", "faq", ok=False)
+    result = run("retry", "faq.csv", "--dataset", "faq", code=None)
     assert result.exit_code != 0 and "nothing to retry" in result.output

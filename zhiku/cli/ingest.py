@@ -1,0 +1,104 @@
+"""``zhiku ingest``: files and folders into a dataset, once each, or a folder mirrored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from zhiku.cli.common import open_knowledge_base, progress_bar
+from zhiku.core.errors import NotFound
+from zhiku.knowledge_base import Dataset
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--dataset", "dataset_name", required=True)
+@click.option("--create", is_flag=True, help="Create the dataset if it does not exist.")
+@click.option("--qa-csv", is_flag=True, help="The files are question,answer CSV files (no LLM needed).")
+@click.option(
+    "--on-duplicate",
+    type=click.Choice(["skip", "replace", "keep"]),
+    default="skip",
+    help="A file whose content is already in the dataset: skip it (default), index it again, or keep both.",
+)
+@click.option(
+    "--sync",
+    is_flag=True,
+    help="Make the dataset mirror the folder(s): add new files, re-index changed ones, delete removed ones.",
+)
+@click.pass_context
+def ingest(
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    dataset_name: str,
+    create: bool,
+    qa_csv: bool,
+    on_duplicate: str,
+    sync: bool,
+) -> None:
+    """Ingest files (or folders) into a dataset. Exit status 1 if any file failed."""
+    if sync and (qa_csv or not all(path.is_dir() for path in paths)):
+        raise click.BadParameter("--sync takes folders (and no --qa-csv)")
+    files = _expand(paths)
+    with open_knowledge_base(ctx) as kb:
+        try:
+            ds = kb.dataset(dataset_name)
+        except NotFound:
+            if not create:
+                raise
+            ds = kb.create_dataset(dataset_name)
+        if sync:
+            failed_sync = _sync(ds, paths)
+            ds.optimize()
+            if failed_sync:
+                ctx.exit(1)
+            return
+        if qa_csv:
+            infos = [ds.add_qa_csv(path) for path in files]
+        else:
+            with progress_bar("ingest") as progress:
+                infos = ds.add_files(files, on_progress=progress, on_duplicate=on_duplicate)  # type: ignore[arg-type]
+        ds.optimize()
+        failed = [info for info in infos if info.status == "error"]
+        skipped = [info for info in infos if info.duplicate == "skipped"]
+        for info in infos:
+            if info.duplicate == "skipped":
+                click.echo(f"{'skipped':9} {info.name}: its content is already indexed")
+                continue
+            suffix = f": {info.error}" if info.error else f" ({info.segment_count} segments)"
+            click.echo(f"{info.status:9} {info.name}{suffix}")
+        summary = f"{len(infos) - len(failed) - len(skipped)} indexed, {len(failed)} failed"
+        click.echo(summary + (f", {len(skipped)} skipped as duplicates" if skipped else ""))
+        if failed:
+            ctx.exit(1)
+
+
+def _expand(paths: tuple[Path, ...]) -> list[Path]:
+    """Files as given, and the files under folders (hidden ones left out), in order."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")))
+        else:
+            files.append(path)
+    return files
+
+
+def _sync(ds: Dataset, folders: tuple[Path, ...]) -> bool:
+    """Sync each folder into the dataset, print what changed; True if a file failed."""
+    failed = False
+    for folder in folders:
+        report = ds.sync_folder(folder)
+        for info in report.added:
+            click.echo(f"added     {info.name} ({info.status}{': ' + info.error if info.error else ''})")
+        for info in report.updated:
+            click.echo(f"updated   {info.name} ({info.status}{': ' + info.error if info.error else ''})")
+        for origin in report.deleted:
+            click.echo(f"deleted   {origin}")
+        click.echo(
+            f"{folder}: {len(report.added)} added, {len(report.updated)} updated, "
+            f"{len(report.deleted)} deleted, {len(report.unchanged)} unchanged, {len(report.failed)} failed"
+        )
+        failed = failed or bool(report.failed)
+    return failed

@@ -1,0 +1,94 @@
+"""``zhiku search``: one dataset with its own settings, or a query routed across several."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from zhiku.cli.common import SEARCH_METHODS, open_knowledge_base
+from zhiku.cli.output import json_option, print_json
+from zhiku.core.documents import Hit
+
+
+@click.command()
+@click.argument("query")
+@click.option(
+    "--dataset",
+    "dataset_names",
+    multiple=True,
+    help="Dataset to search (repeatable). None or several: routed across them (default: all).",
+)
+@click.option(
+    "--method",
+    type=click.Choice(sorted(SEARCH_METHODS)),
+    default=None,
+    help="Override the dataset's search method (one dataset only).",
+)
+@click.option("--top-k", type=int, default=None)
+@click.option("--routing", type=click.Choice(["single", "multiple"]), default="multiple")
+@click.option("--router", type=click.Choice(["embedding", "function_call", "react"]), default="embedding")
+@click.option("--merge", type=click.Choice(["weighted", "reranking_model", "rrf"]), default="weighted")
+@json_option
+@click.pass_context
+def search(
+    ctx: click.Context,
+    query: str,
+    dataset_names: tuple[str, ...],
+    method: str | None,
+    top_k: int | None,
+    routing: str,
+    router: str,
+    merge: str,
+    as_json: bool,
+) -> None:
+    """Search one dataset, or route a query across several."""
+    override: dict[str, Any] = {}
+    if method:
+        override["search_method"] = SEARCH_METHODS[method]
+    if top_k:
+        override["top_k"] = top_k
+    with open_knowledge_base(ctx) as kb:
+        threshold: float | None = None
+        if len(dataset_names) == 1:
+            ds = kb.dataset(dataset_names[0])
+            hits = ds.search(query, **override)
+            threshold = ds.retrieval.score_threshold
+        else:
+            if method:
+                raise click.BadParameter("--method applies to one dataset; routing uses each dataset's own")
+            result = kb.retrieve(
+                query,
+                datasets=list(dataset_names) or None,
+                routing=routing,  # type: ignore[arg-type]
+                router=router,
+                top_k=top_k,
+                merge=merge,  # type: ignore[arg-type]
+            )
+            hits = result.hits
+            if not as_json:
+                names = {ds.id: ds.name for ds in kb.datasets()}
+                searched = ", ".join(names.get(i, i) for i in result.datasets)
+                click.echo(
+                    f"{routing} routing: searched {searched or 'nothing'}"
+                    + (f" — {result.note}" if result.note else "")
+                )
+    if as_json:
+        print_json([hit.__dict__ for hit in hits])
+        return
+    _echo_hits(hits, threshold)
+
+
+def _echo_hits(hits: list[Hit], threshold: float | None) -> None:
+    if not hits:
+        click.echo(
+            f"no hits above the score threshold {threshold:g} (it may have cut them)"
+            if threshold is not None
+            else "no hits"
+        )
+    for rank, hit in enumerate(hits, start=1):
+        per_method = ", ".join(f"{k} {v:.3f}" for k, v in hit.scores.items())
+        click.echo(f"{rank}. [{hit.score:.3f}] {hit.document_name} #{hit.position}  ({per_method})")
+        click.echo("   " + hit.content.replace("\n", " ")[:200])
+        if hit.answer:
+            click.echo("   → " + hit.answer.replace("\n", " ")[:200])

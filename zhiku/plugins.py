@@ -1,0 +1,64 @@
+"""Every plug-in registry of zhiku, listed in one place.
+
+Each registry lives beside the code that uses it (``extractors`` in :mod:`zhiku.extractors`, ...);
+this list names them all, so that tools showing what is installed (``zhiku plugins``) need not
+know where each one is. Registries are imported on demand: some modules they live in are heavy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any
+
+from zhiku.core.registry import ENTRY_POINT_GROUP, Registry
+
+#: (module, attribute, what its plug-ins do), in the order a document meets them.
+REGISTRIES: tuple[tuple[str, str, str], ...] = (
+    ("zhiku.extractors.dispatch", "extractors", "read a file format into text"),
+    ("zhiku.cleaners.registry", "cleaners", "clean extracted text"),
+    ("zhiku.splitters", "splitters", "split text into chunks"),
+    ("zhiku.index_processors", "index_processors", "turn chunks into segments (a dataset's doc_form)"),
+    ("zhiku.providers.embedding", "embedding_models", "embed segments and queries"),
+    ("zhiku.datasource.vector", "vector_stores", "store and search vectors"),
+    ("zhiku.datasource.fulltext", "fulltext_stores", "store and search BM25 full text"),
+    ("zhiku.providers.rerank", "rerank_models", "rerank candidates (spec KIND:TARGET)"),
+    ("zhiku.retrieval.routers", "llm_routers", "pick a dataset with a chat model (besides 'embedding')"),
+)
+
+
+@dataclass(frozen=True)
+class PluginRegistry:
+    """One registry: its kind (the entry-point prefix), what it plugs, and its names."""
+
+    kind: str
+    purpose: str
+    registered: list[str]
+    entry_points: list[str]
+
+    @property
+    def names(self) -> list[str]:
+        return sorted({*self.registered, *self.entry_points})
+
+
+def registries() -> list[Registry[Any]]:
+    """The registry objects, importing the modules they live in."""
+    return [getattr(importlib.import_module(module), attribute) for module, attribute, _ in REGISTRIES]
+
+
+def plugin_registries() -> list[PluginRegistry]:
+    """Every registry with the names registered in code and those installed as entry points."""
+    return [
+        PluginRegistry(registry.kind, purpose, registry.names(), registry.installed())
+        for registry, (_, _, purpose) in zip(registries(), REGISTRIES, strict=True)
+    ]
+
+
+def unclaimed_entry_points() -> list[str]:
+    """Entry points of group ``zhiku.plugins`` whose ``<kind>.`` prefix names no registry
+    (a typo in a plug-in's metadata, most often): zhiku never loads them."""
+    kinds = {registry.kind for registry in registries()}
+    return sorted(
+        ep.name for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name.partition(".")[0] not in kinds
+    )
