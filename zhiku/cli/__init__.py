@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from zhiku.cli.answers import ask, chat, eval_answers, mcp
 from zhiku.cli.datasets import dataset
 from zhiku.cli.documents import document, document_retry
 from zhiku.cli.evaluation import bench, eval_command, eval_routing_command
@@ -43,7 +44,11 @@ for _command in (
     document,
     segment,
     search,
+    ask,
+    chat,
+    mcp,
     eval_command,
+    eval_answers,
     eval_routing_command,
     bench,
     serve,

@@ -1,0 +1,170 @@
+"""``zhiku ask`` and ``zhiku chat``: cited answers in the terminal; ``zhiku mcp``: search for agents;
+``zhiku eval-answers``: answer quality on an evaluation set."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from zhiku.answers.types import Answer, AnswerEvent
+from zhiku.cli.common import open_knowledge_base, progress_bar, user_errors
+from zhiku.cli.output import json_option, one_line, print_json
+
+answerer_option = click.option(
+    "--answerer",
+    type=click.Choice(["auto", "extractive", "llm"]),
+    default="auto",
+    help="auto: the chat model when ZHIKU_LLM_* is set, else the offline extractive answerer.",
+)
+datasets_option = click.option(
+    "--dataset", "dataset_names", multiple=True, help="Dataset to answer from (repeatable; default: all)."
+)
+
+
+@click.command()
+@click.argument("question")
+@datasets_option
+@answerer_option
+@click.option("--conversation", "conversation_id", default=None, help="Continue this conversation.")
+@click.option("--hyde", is_flag=True, help="Drive semantic search with a hypothetical answer (chat model).")
+@json_option
+@click.pass_context
+def ask(
+    ctx: click.Context,
+    question: str,
+    dataset_names: tuple[str, ...],
+    answerer: str,
+    conversation_id: str | None,
+    hyde: bool,
+    as_json: bool,
+) -> None:
+    """Answer a question from the knowledge base, citing numbered sources."""
+    config = {"answerer": answerer, "hyde": hyde}
+    with open_knowledge_base(ctx) as kb:
+        events = kb.ask(
+            question,
+            datasets=list(dataset_names) or None,
+            conversation_id=conversation_id,
+            stream=True,
+            config=config,
+        )
+        assert not isinstance(events, Answer)
+        answer = _show(events, stream_text=not as_json)
+    if as_json:
+        print_json(answer.to_dict())
+
+
+@click.command()
+@datasets_option
+@answerer_option
+@click.pass_context
+def chat(ctx: click.Context, dataset_names: tuple[str, ...], answerer: str) -> None:
+    """Talk with the knowledge base; follow-up questions remember the conversation. Ctrl-D ends."""
+    with open_knowledge_base(ctx) as kb:
+        conversation_id: str | None = None
+        while True:
+            try:
+                question = click.prompt("?", prompt_suffix=" ", default="", show_default=False).strip()
+            except (EOFError, click.Abort):
+                click.echo()
+                break
+            if not question:
+                continue
+            with user_errors(ctx):
+                events = kb.ask(
+                    question,
+                    datasets=list(dataset_names) or None,
+                    conversation_id=conversation_id,
+                    stream=True,
+                    config={"answerer": answerer},
+                )
+                assert not isinstance(events, Answer)
+                answer = _show(events, stream_text=True)
+            conversation_id = answer.conversation_id
+
+
+def _show(events: Iterator[AnswerEvent], *, stream_text: bool) -> Answer:
+    """Print the answer as it comes (when ``stream_text``), then its numbered sources."""
+    answer: Answer | None = None
+    for event in events:
+        if event.kind == "plan" and stream_text and event.plan is not None:
+            plan = event.plan
+            if plan.search_query != plan.question:
+                click.echo(click.style(f"(searched: {one_line(plan.search_query)})", dim=True))
+            for note in plan.notes:
+                click.echo(click.style(f"({note})", dim=True))
+        elif event.kind == "delta" and stream_text:
+            click.echo(event.delta, nl=False)
+        elif event.answer is not None:
+            answer = event.answer
+    assert answer is not None  # the answer loop always ends with its answer
+    if stream_text:
+        click.echo()
+        if answer.answerer == "extractive" and not answer.no_answer:
+            click.echo(click.style("(extractive answer: sentences quoted from the sources)", dim=True))
+        cited = answer.cited_sources
+        if cited:
+            click.echo("Sources:")
+        for source in cited:
+            click.echo(f"  [{source.number}] {source.label()}  score {source.score:.3f}")
+            click.echo(f"      {one_line(source.text, 120)}")
+    return answer
+
+
+@click.command("eval-answers")
+@click.argument("setdir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--answerer", type=click.Choice(["extractive", "llm"]), default="extractive")
+@click.option("--embedding-model", default=None)
+@click.option("--limit-queries", type=int, default=None, help="Only the first N queries with gold answers.")
+@json_option
+@click.pass_context
+def eval_answers(
+    ctx: click.Context,
+    setdir: Path,
+    answerer: str,
+    embedding_model: str | None,
+    limit_queries: int | None,
+    as_json: bool,
+) -> None:
+    """Score answers on a SQuAD-style set: answer contains a gold answer, citation precision/recall."""
+    from zhiku.evaluation.answers import evaluate_answers
+    from zhiku.evaluation.runner import ingest
+    from zhiku.evaluation.sets import load_eval_set
+
+    eval_set = load_eval_set(setdir, None)
+    with open_knowledge_base(ctx) as kb, progress_bar(f"answers {eval_set.name}") as progress:
+        dataset, _ = ingest(kb, eval_set, "passage", embedding_model=embedding_model, on_progress=progress)
+        config: dict[str, Any] = {"answerer": answerer, "condense": False}
+
+        def ask_one(question: str) -> Answer:
+            answer = kb.ask(question, datasets=[dataset.id], config=config, remember=False)
+            assert isinstance(answer, Answer)
+            return answer
+
+        report = evaluate_answers(
+            eval_set, ask_one, answerer=answerer, limit=limit_queries, on_progress=progress
+        )
+    result = report.to_json()
+    if as_json:
+        print_json(result, indent=None)
+        return
+    click.echo(f"{result['set']}: {result['queries']} questions, {result['answerer']} answerer")
+    for key in ("answer_contains", "citation_precision", "citation_recall", "answered", "ms_per_query"):
+        if key in result:
+            click.echo(f"  {key:20} {result[key]}")
+
+
+@click.command()
+@click.option("--transport", type=click.Choice(["stdio", "streamable-http"]), default="stdio")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=8765, show_default=True)
+@click.pass_context
+def mcp(ctx: click.Context, transport: str, host: str, port: int) -> None:
+    """Serve knowledge search (kb_search, list_datasets) to MCP clients."""
+    from zhiku.agent_tools.mcp_server import run_mcp
+
+    with user_errors(ctx):
+        run_mcp(ctx.obj["home"], transport, host=host, port=port)  # type: ignore[arg-type]
