@@ -6,6 +6,7 @@ nothing about datasets it cannot use; only creating datasets is refused outright
 
 from __future__ import annotations
 
+import hmac
 from dataclasses import dataclass
 
 from flask import g, request
@@ -29,13 +30,19 @@ class Principal:
 TRUSTED = Principal(key_id=None, datasets=None)
 
 
-def authenticate(keys: ApiKeys) -> Principal:
+#: The principal of a command run beside the server with its local token (see ``server_file``).
+LOCAL = Principal(key_id="local", datasets=None)
+
+
+def authenticate(keys: ApiKeys, local_token: str | None = None) -> Principal:
     """The principal of the request's bearer key; 401 when it is missing, unknown or revoked."""
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     token = token.strip()
     challenge = {"WWW-Authenticate": 'Bearer realm="zhiku"'}
     if scheme.lower() != "bearer" or not token:
         raise ApiError(401, "unauthorized", "send an API key: Authorization: Bearer <key>", headers=challenge)
+    if local_token is not None and hmac.compare_digest(token.encode(), local_token.encode()):
+        return LOCAL
     key = keys.verify(token)
     if key is None:
         raise ApiError(401, "unauthorized", "invalid or revoked API key", headers=challenge)

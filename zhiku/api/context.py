@@ -28,6 +28,8 @@ class ApiContext:
     catalog: Catalog
     auth: bool
     owns_kb: bool
+    #: The token of ``<home>/server.json``: commands run beside ``zhiku serve`` send it as their key.
+    local_token: str | None = None
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop the workers (waiting up to ``timeout`` s) and close the knowledge base if the app

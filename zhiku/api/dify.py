@@ -222,6 +222,7 @@ def document(
         "hit_count": 0,
         "doc_form": doc_form(form),
         "segment_count": info.segment_count,
+        "content_hash": info.file_hash,
     }
 
 

@@ -99,6 +99,8 @@ class DocumentOut(Out):
     hit_count: int
     doc_form: str
     segment_count: int
+    #: zhiku: sha256 of the document's content, to tell a duplicate before uploading it.
+    content_hash: str | None
 
 
 class DocumentPage(Page):

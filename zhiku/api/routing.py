@@ -130,7 +130,7 @@ def _endpoint(
     @functools.wraps(view)
     def endpoint(**path_args: Any) -> ResponseReturnValue:
         ctx = context()
-        g.zhiku_principal = authenticate(ctx.keys) if ctx.auth and not public else TRUSTED
+        g.zhiku_principal = authenticate(ctx.keys, ctx.local_token) if ctx.auth and not public else TRUSTED
         kwargs = dict(path_args)
         if query is not None:
             kwargs["query"] = _validate(query, _query_args(query))

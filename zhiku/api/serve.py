@@ -15,6 +15,7 @@ import waitress
 
 from zhiku.api.app import create_app
 from zhiku.api.context import EXTENSION, ApiContext
+from zhiku.api.server_file import remove_server_file, write_server_file
 from zhiku.core.config import Settings
 
 #: Seconds the workers get to finish running documents when the server stops.
@@ -33,7 +34,13 @@ def serve(
     context: ApiContext = app.extensions[EXTENSION]
     server = waitress.create_server(app, host=host, port=port, threads=threads, ident="zhiku")
     previous = signal.signal(signal.SIGTERM, _interrupt)
-    echo(f"zhiku API on http://{server.effective_host}:{server.effective_port}/v1 (home {settings.home})")  # type: ignore[union-attr]
+    bound_host, bound_port = server.effective_host, server.effective_port  # type: ignore[union-attr]
+    url = f"http://{bound_host}:{bound_port}/v1"
+    # a wildcard bind is reached on the loopback by commands on this machine
+    local_host = "127.0.0.1" if bound_host in ("0.0.0.0", "::", "") else bound_host
+    local = write_server_file(settings.home, f"http://{local_host}:{bound_port}/v1")
+    context.local_token = local.token
+    echo(f"zhiku API on {url} (home {settings.home})")
     if not context.keys.stored():
         echo("no API key yet: create one with `zhiku apikey create`")
     try:
@@ -42,5 +49,7 @@ def serve(
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
+        remove_server_file(settings.home, local)
         server.close()
         context.close(STOP_GRACE_SECONDS)
+

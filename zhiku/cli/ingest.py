@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from zhiku.cli.common import open_knowledge_base, progress_bar
+from zhiku.cli.common import CommandError, open_knowledge_base, progress_bar, user_errors
+from zhiku.cli.remote import ServerClient, running_server, sha256_of
 from zhiku.core.errors import NotFound
 from zhiku.knowledge_base import Dataset
 
@@ -41,6 +42,18 @@ def ingest(
     if sync and (qa_csv or not all(path.is_dir() for path in paths)):
         raise click.BadParameter("--sync takes folders (and no --qa-csv)")
     files = _expand(paths)
+    server = running_server(ctx.obj["home"])
+    if server is not None:
+        if sync or qa_csv:
+            raise CommandError(
+                f"zhiku serve (pid {server.pid}, {server.url}) owns this data directory: "
+                "--sync and --qa-csv run only where the stores are; stop the server or use its API"
+            )
+        with user_errors(ctx), ServerClient(server) as client:
+            failed_any = _ingest_through(client, files, dataset_name, create, on_duplicate)
+        if failed_any:
+            ctx.exit(1)
+        return
     with open_knowledge_base(ctx) as kb:
         try:
             ds = kb.dataset(dataset_name)
@@ -72,6 +85,39 @@ def ingest(
         click.echo(summary + (f", {len(skipped)} skipped as duplicates" if skipped else ""))
         if failed:
             ctx.exit(1)
+
+
+def _ingest_through(
+    client: ServerClient, files: list[Path], dataset_name: str, create: bool, on_duplicate: str
+) -> bool:
+    """Upload ``files`` to the running server and wait for them; True if any failed."""
+    dataset_id = client.dataset_id(dataset_name, create=create)
+    known = client.content_hashes(dataset_id) if on_duplicate != "keep" else {}
+    click.echo(f"through zhiku serve (pid {client.pid}) at {client.url}")
+    batches: list[str] = []
+    names: dict[str, str] = {}
+    skipped = 0
+    for path in files:
+        existing = known.get(sha256_of(path))
+        if existing is not None and on_duplicate == "skip":
+            click.echo(f"{'skipped':9} {path.name}: its content is already indexed")
+            skipped += 1
+            continue
+        document_id, batch = client.upload(dataset_id, path, replace=existing)
+        names[document_id] = path.name
+        batches.append(batch)
+    statuses = client.wait(dataset_id, batches) if batches else []
+    failed = 0
+    for status in statuses:
+        name = names.get(status["id"], status["id"])
+        if status["indexing_status"] == "error":
+            failed += 1
+            click.echo(f"{'error':9} {name}: {status['error']}")
+        else:
+            click.echo(f"{status['indexing_status']:9} {name} ({status['completed_segments']} segments)")
+    summary = f"{len(statuses) - failed} indexed, {failed} failed"
+    click.echo(summary + (f", {skipped} skipped as duplicates" if skipped else ""))
+    return failed > 0
 
 
 def _expand(paths: tuple[Path, ...]) -> list[Path]:

@@ -6,8 +6,9 @@ from typing import Any
 
 import click
 
-from zhiku.cli.common import SEARCH_METHODS, open_knowledge_base
+from zhiku.cli.common import SEARCH_METHODS, open_knowledge_base, user_errors
 from zhiku.cli.output import json_option, print_json
+from zhiku.cli.remote import ServerClient, remote_hit, running_server
 from zhiku.core.documents import Hit
 
 
@@ -48,6 +49,19 @@ def search(
         override["search_method"] = SEARCH_METHODS[method]
     if top_k:
         override["top_k"] = top_k
+    if len(dataset_names) > 1 and method:
+        raise click.BadParameter("--method applies to one dataset; routing uses each dataset's own")
+    server = running_server(ctx.obj["home"])
+    if server is not None:
+        with user_errors(ctx), ServerClient(server) as client:
+            if len(dataset_names) == 1:
+                hits = client.search(dataset_names[0], query, override)
+            else:
+                options = {"routing": routing, "router": router, "merge": merge, "top_k": top_k}
+                routed = client.retrieve(query, dataset_names, {k: v for k, v in options.items() if v})
+                hits = [remote_hit(record) for record in routed["records"]]
+        _finish(hits, None, as_json)
+        return
     with open_knowledge_base(ctx) as kb:
         threshold: float | None = None
         if len(dataset_names) == 1:
@@ -55,8 +69,6 @@ def search(
             hits = ds.search(query, **override)
             threshold = ds.retrieval.score_threshold
         else:
-            if method:
-                raise click.BadParameter("--method applies to one dataset; routing uses each dataset's own")
             result = kb.retrieve(
                 query,
                 datasets=list(dataset_names) or None,
@@ -73,6 +85,10 @@ def search(
                     f"{routing} routing: searched {searched or 'nothing'}"
                     + (f" — {result.note}" if result.note else "")
                 )
+    _finish(hits, threshold, as_json)
+
+
+def _finish(hits: list[Hit], threshold: float | None, as_json: bool) -> None:
     if as_json:
         print_json([hit.__dict__ for hit in hits])
         return
