@@ -291,3 +291,30 @@ def test_a_failing_script_fails_the_test() -> None:
             assert model.complete("one") == "once"
             with pytest.raises(ModelUnavailable, match="answered 400: .*scripted handler raised"):
                 model.complete("two")
+
+
+def test_stream_yields_the_pieces_in_order_and_asks_for_a_stream() -> None:
+    with ScriptedChatServer(lambda body: Reply.text("积分在获得后十二个月过期。")) as server:
+        with make(server) as model:
+            pieces = list(model.stream([{"role": "user", "content": "积分？"}], max_tokens=32))
+
+    assert len(pieces) > 1  # really streamed, not one block
+    assert "".join(pieces) == "积分在获得后十二个月过期。"
+    assert server.requests[0]["stream"] is True
+    assert server.requests[0]["max_tokens"] == 32
+
+
+def test_stream_retries_a_server_error_before_the_first_piece() -> None:
+    with ScriptedChatServer(in_order(Reply.status(503), Reply.text("ok now"))) as server:
+        with make(server) as model:
+            assert "".join(model.stream([{"role": "user", "content": "hi"}])) == "ok now"
+    assert len(server.requests) == 2
+
+
+def test_stream_refuses_a_client_error_and_a_malformed_event() -> None:
+    with ScriptedChatServer(in_order(Reply.status(400), Reply.raw("data: {not json\n\n"))) as server:
+        with make(server) as model:
+            with pytest.raises(ModelUnavailable, match="400"):
+                list(model.stream([{"role": "user", "content": "hi"}]))
+            with pytest.raises(ModelUnavailable, match="malformed stream event"):
+                list(model.stream([{"role": "user", "content": "hi"}]))

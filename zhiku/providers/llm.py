@@ -10,7 +10,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -197,6 +197,66 @@ class ChatModel:
                 f"{self._excerpt(response.text)}"
             ) from exc
 
+    def stream(self, messages: Sequence[dict[str, Any]], *, max_tokens: int | None = None) -> Iterator[str]:
+        """The text of one completion, piece by piece as the server sends it (``stream: true``).
+
+        Failures before the first piece are retried like :meth:`chat`; once text has been handed
+        out a failure raises :class:`ModelUnavailable`, because a retry would repeat it. Closing
+        the iterator closes the connection, which is how a caller stops a long answer.
+        """
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": list(messages),
+            "temperature": self.temperature,
+            "stream": True,
+        }
+        if max_tokens is not None:
+            payload["max_tokens"] = max_tokens
+        payload.update(self.extra_body)
+        attempt = 0
+        while True:
+            sent_any = False
+            try:
+                with self._slots, self._client.stream("POST", self.url, json=payload) as response:
+                    if not response.is_success:
+                        response.read()
+                        self._raise_or_retry(response, attempt)
+                        attempt += 1
+                        continue
+                    for piece in _stream_pieces(response.iter_lines(), self.url):
+                        sent_any = True
+                        yield piece
+                    return
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                failure = (
+                    f"did not answer within {self.timeout:g} s"
+                    if isinstance(exc, httpx.TimeoutException)
+                    else f"is unreachable ({exc})"
+                )
+                if sent_any or attempt >= self.max_retries:
+                    raise ModelUnavailable(
+                        f"chat endpoint {self.url} {failure} (after {attempt + 1} tries)"
+                    ) from exc
+                time.sleep(self._backoff(attempt, None))
+                attempt += 1
+
+    def _raise_or_retry(self, response: httpx.Response, attempt: int) -> None:
+        """Raise for a final failure; otherwise log it and sleep the backoff before the next try."""
+        status = response.status_code
+        failure = f"answered {status}: {self._excerpt(response.text)}"
+        if (status < 500 and status not in RETRY_STATUSES) or attempt >= self.max_retries:
+            raise ModelUnavailable(f"chat endpoint {self.url} {failure} (after {attempt + 1} tries)")
+        delay = self._backoff(attempt, response)
+        logger.warning(
+            "chat endpoint %s %s; retry %d/%d in %.1f s",
+            self.url,
+            failure,
+            attempt + 1,
+            self.max_retries,
+            delay,
+        )
+        time.sleep(delay)
+
     def complete(self, prompt: str, *, system: str | None = None, max_tokens: int | None = None) -> str:
         """The text answer to a single user ``prompt``, after an optional ``system`` message."""
         messages = [{"role": "system", "content": system}] if system else []
@@ -253,6 +313,27 @@ class ChatModel:
     def _excerpt(self, body: str) -> str:
         text = " ".join(body.split())[:EXCERPT_CHARS]
         return text.replace(self._api_key.reveal(), "***") if self._api_key else text
+
+
+def _stream_pieces(lines: Iterator[str], url: str) -> Iterator[str]:
+    """The ``choices[0].delta.content`` of each server-sent event up to ``data: [DONE]``."""
+    for line in lines:
+        if not line.startswith("data:"):
+            continue  # blank separators, comments and event names carry no text
+        data = line[5:].strip()
+        if data == "[DONE]":
+            return
+        try:
+            event = json.loads(data)
+            choices = event.get("choices") or []
+            delta = choices[0].get("delta") or {} if choices else {}
+            content = delta.get("content")
+        except (ValueError, AttributeError, TypeError) as exc:
+            raise ModelUnavailable(
+                f"chat endpoint {url} sent a malformed stream event: {data[:EXCERPT_CHARS]}"
+            ) from exc
+        if isinstance(content, str) and content:
+            yield content
 
 
 def _read_answer(data: Any) -> ChatResult:
