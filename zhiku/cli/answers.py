@@ -152,7 +152,8 @@ def eval_answers(
         print_json(result, indent=None)
         return
     click.echo(f"{result['set']}: {result['queries']} questions, {result['answerer']} answerer")
-    for key in ("answer_contains", "answer_recall", "citation_precision", "citation_recall", "answered", "ms_per_query"):
+    keys = ("answer_contains", "answer_recall", "citation_precision", "citation_recall", "answered")
+    for key in (*keys, "ms_per_query"):
         if key in result:
             click.echo(f"  {key:20} {result[key]}")
 

@@ -66,6 +66,19 @@ class ServerClient:
         body = {"query": query, **options, **({"datasets": list(datasets)} if datasets else {})}
         return dict(self._json(self._http.post("/retrieve", json=body)))
 
+    def kb_search(self, args: dict[str, Any]) -> dict[str, Any]:
+        return dict(self._json(self._http.post("/kb-search", json=args)))
+
+    def datasets(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            data = self._json(self._http.get("/datasets", params={"page": page, "limit": PAGE}))
+            found.extend(data["data"])
+            if not data.get("has_more"):
+                return found
+            page += 1
+
     def content_hashes(self, dataset_id: str) -> dict[str, str]:
         """content hash → document id of the dataset's documents that are not in error."""
         found: dict[str, str] = {}

@@ -8,6 +8,7 @@ from typing import Any
 
 from flask import Response, jsonify
 
+from zhiku.agent_tools.search_tool import KbSearchArgs, SearchResult, kb_search
 from zhiku.api import dify
 from zhiku.api.auth import principal
 from zhiku.api.context import context, visible_dataset
@@ -61,13 +62,7 @@ def retrieve(dataset_id: str, body: RetrieveBody) -> Response:
     response=RoutedRecords,
 )
 def retrieve_across(body: CrossRetrieveBody) -> Response:
-    allowed = principal().datasets
-    if body.datasets is not None:
-        targets: list[str] | None = [visible_dataset(name).id for name in body.datasets]
-    elif allowed is not None:
-        targets = [summary.id for summary in context().catalog.datasets(sorted(allowed))]
-    else:
-        targets = None
+    targets = _targets(body.datasets)
     if targets == []:
         return jsonify(
             {
@@ -98,3 +93,32 @@ def retrieve_across(body: CrossRetrieveBody) -> Response:
             "note": result.note,
         }
     )
+
+
+@routes.route(
+    "POST",
+    "/kb-search",
+    summary="The kb_search agent tool: scored snippets within max_chars, none under min_score",
+    body=KbSearchArgs,
+    response=SearchResult,
+)
+def kb_search_view(body: KbSearchArgs) -> Response:
+    targets = _targets(body.datasets)
+
+    def search(query: str, _: Sequence[str] | None, top_k: int) -> list[Hit]:
+        if targets == []:
+            return []
+        return context().kb.retrieve(query, datasets=targets, top_k=top_k).hits
+
+    return jsonify(kb_search(search, body).model_dump())
+
+
+def _targets(names: Sequence[str] | None) -> list[str] | None:
+    """The ids of ``names`` (each visible to the caller), else of every dataset a scoped key
+    may read; None for all."""
+    allowed = principal().datasets
+    if names is not None:
+        return [visible_dataset(name).id for name in names]
+    if allowed is not None:
+        return [summary.id for summary in context().catalog.datasets(sorted(allowed))]
+    return None
