@@ -35,7 +35,8 @@ def test_english_question_words_outweigh_stop_words() -> None:
 
 def test_a_long_sentence_is_cut_to_a_window_around_the_question_words() -> None:
     filler = "这一段文字与问题无关，只是为了让句子变得很长，" * 20
-    long_source = Source(1, "seg", "d", "long.md", "ds", 0, filler + "青海湖的面积约为四千五百平方公里" + filler, 1.0)
+    text = filler + "青海湖的面积约为四千五百平方公里" + filler
+    long_source = Source(1, "seg", "d", "long.md", "ds", 0, text, 1.0)
     text, _ = ExtractiveAnswerer().answer("青海湖的面积有多大？", [long_source])
     assert "青海湖的面积约为四千五百平方公里" in text
     assert text.startswith("…") and len(text) <= MAX_ANSWER_CHARS + len("…[1]…")
