@@ -27,6 +27,7 @@ test-postgres: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
+	$(BIN)/python benchmarks/answer_overhead.py
 
 # Schemathesis against a live `zhiku serve` on 127.0.0.1 (tests/api/test_fuzz.py): every phase,
 # FUZZ_EXAMPLES examples per operation and phase, a new seed (ZHIKU_FUZZ_SEED=N repeats a run).
