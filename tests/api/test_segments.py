@@ -94,3 +94,27 @@ def test_add_and_delete(api: Api) -> None:
     assert api.get(f"/v1/datasets/{dataset}/documents/{document}").json["segment_count"] == 3
     empty = api.post(base, json={"segments": []})
     assert empty.status_code == 400 and empty.json["details"][0]["loc"] == "segments"
+
+
+def test_an_edit_with_a_lone_surrogate_is_refused_and_changes_nothing(api: Api) -> None:
+    """The reproduction of a failed edit: new content with a keyword holding a lone surrogate
+    once answered 500 while the new text was already searchable. Now it is a 400 naming the
+    field, and neither the database nor any store has the new text."""
+    dataset, document, segments = _setup(api)
+    base = f"/v1/datasets/{dataset}/documents/{document}/segments"
+    target = segments[1]["id"]
+    body = '{"segment": {"content": "Zebra kettles whistle at dawn.", "keywords": ["\\ud800"]}}'
+    refused = api.patch(f"{base}/{target}", data=body, content_type="application/json")
+    assert refused.status_code == 400, refused.json
+    assert "keywords" in str(refused.json)
+    assert api.get(f"{base}/{target}").json["data"]["content"] == segments[1]["content"]
+    for method in ("full_text_search", "keyword_search"):
+        assert target not in _search(api, dataset, "zebra kettles whistle dawn", method), method
+    top = api.post(
+        f"/v1/datasets/{dataset}/retrieve",
+        json={
+            "query": "Zebra kettles whistle at dawn.",
+            "retrieval_model": {"search_method": "semantic_search"},
+        },
+    ).json["records"]
+    assert all(r["segment"]["content"] != "Zebra kettles whistle at dawn." for r in top)

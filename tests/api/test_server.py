@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -189,5 +190,33 @@ def test_serve_upload_index_retrieve_and_survive_a_kill(home: Path, tmp_path: Pa
                 time.sleep(0.2)
             assert seen[0] in IN_PROGRESS  # the kill did interrupt the indexing
             assert _status(client, dataset, batches[0])["indexing_status"] == "completed"
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    ("request_line", "message"),
+    [
+        ("GET /v1/datasets?keyword=加班 HTTP/1.1", "Bad URI: percent-encode"),
+        ("GARBAGE\x01 / HTTP/1.1", "Start line is invalid"),
+    ],
+)
+def test_a_request_the_server_cannot_parse_gets_the_json_error_shape(
+    home: Path, request_line: str, message: str
+) -> None:
+    _cli(home, "init")
+    server = Server(home)
+    try:
+        port = int(server.url.rsplit(":", 1)[1].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+            connection.sendall(request_line.encode() + b"\r\nHost: x\r\nConnection: close\r\n\r\n")
+            raw = b""
+            while chunk := connection.recv(65536):
+                raw += chunk
+        head, _, body = raw.partition(b"\r\n\r\n")
+        assert b" 400 " in head.split(b"\r\n")[0] and b"application/json" in head
+        error = json.loads(body)
+        assert error["code"] == "bad_request" and error["status"] == 400
+        assert error["message"].startswith(message)
     finally:
         server.stop()

@@ -15,6 +15,7 @@ import waitress
 
 from zhiku.api.app import create_app
 from zhiku.api.context import EXTENSION, ApiContext
+from zhiku.api.server_errors import use_json_errors
 from zhiku.api.server_file import remove_server_file, write_server_file
 from zhiku.core.config import Settings
 
@@ -33,6 +34,7 @@ def serve(
     app = create_app(settings)
     context: ApiContext = app.extensions[EXTENSION]
     server = waitress.create_server(app, host=host, port=port, threads=threads, ident="zhiku")
+    use_json_errors(server)
     previous = signal.signal(signal.SIGTERM, _interrupt)
     bound_host, bound_port = server.effective_host, server.effective_port  # type: ignore[union-attr]
     url = f"http://{bound_host}:{bound_port}/v1"
