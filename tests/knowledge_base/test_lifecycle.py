@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import zhiku.benchmarking  # noqa: F401 - registers the fast "synthetic" embedding model
-from tests.fixtures.make_files import make_text
+from tests.fixtures.make_files import make_empty_paragraphs_docx, make_text
 from tests.knowledge_base.slow_embedding import paragraphs, register
 from zhiku import KnowledgeBase
 from zhiku.core.document_status import DocumentStatus
@@ -190,3 +190,18 @@ def test_a_dataset_with_an_unknown_doc_form_is_refused_up_front(tmp_path: Path) 
         with pytest.raises(ConfigError, match="no_such_cleaner"):
             kb.create_dataset("cl", process_rule={"cleaners": ["no_such_cleaner"]})
         assert kb.datasets() == []
+
+
+def test_a_runaway_docx_ends_at_the_time_limit_while_it_is_parsed(tmp_path: Path) -> None:
+    """A few KB of empty paragraphs once parsed for minutes, past pause and delete: extraction
+    now checks between paragraphs, so the time limit ends it, naming the stage."""
+    source = make_empty_paragraphs_docx(tmp_path / "empty.docx", 200_000)
+    assert source.stat().st_size < 10_000
+    with KnowledgeBase.open(tmp_path / "home", embedding_model="synthetic", document_time_limit=1.0) as kb:
+        ds = kb.create_dataset("runaway")
+        started = time.monotonic()
+        info = ds.add_file(source)
+        elapsed = time.monotonic() - started
+        assert info.status == "error" and "time limit at parsing" in (info.error or ""), info.error
+        assert elapsed < 10, elapsed  # parsing it whole takes about 20 s
+        assert ds.search("anything") == []

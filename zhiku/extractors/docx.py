@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import Document
 from zhiku.extractors.base import make_document, parser_errors, read_bytes, require_text
 from zhiku.extractors.sections import DEFAULT_SPLIT_LEVEL, Block, group_sections
@@ -37,7 +38,10 @@ class DocxExtractor:
         data = read_bytes(source, name)
         with parser_errors(name, "DOCX"):
             document = docx.Document(io.BytesIO(data))
-            blocks = [_block(item) for item in document.iter_inner_content()]
+            blocks = []
+            for item in document.iter_inner_content():
+                checkpoint()  # a file of a million empty paragraphs must stay stoppable
+                blocks.append(_block(item))
             title = (document.core_properties.title or "").strip() or None
         if title is None:
             title = next((b.heading_text for b in blocks if b.heading_level == 1), None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import Document
 from zhiku.extractors.base import make_document, parser_errors, read_bytes, require_text
 from zhiku.extractors.html import html_to_text
@@ -29,6 +30,7 @@ class EpubExtractor:
             titles = book.get_metadata("DC", "title")
             book_title = str(titles[0][0]).strip() if titles else None
             for item_id, _linear in book.spine:
+                checkpoint()
                 item = book.get_item_with_id(item_id)
                 if item is None or item.get_type() != ebooklib.ITEM_DOCUMENT:
                     continue

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import Document
 from zhiku.core.errors import ExtractionError
 from zhiku.extractors.base import make_document, parser_errors, read_bytes
@@ -43,6 +44,7 @@ class PdfExtractor:
                 title = _title(pdf)
                 documents = []
                 for index in range(len(pdf)):
+                    checkpoint()
                     text = _page_text(pdf, index)
                     if text.strip():
                         documents.append(make_document(text, name, page=index + 1, title=title))

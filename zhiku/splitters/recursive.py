@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import Chunk, Document
 from zhiku.splitters.base import SplitText, check_sizes, chunk_documents
 from zhiku.splitters.length import LengthFunction, TiktokenLength
@@ -142,6 +143,7 @@ class RecursiveSplitter:
                 continue
             pieces: list[_Piece] = []
             for part in parts:
+                checkpoint()
                 guess = ratio.guess(len(part))
                 if guess is not None and guess > limit:
                     finer = self._pieces(part, index + 1, ratio)
@@ -171,6 +173,7 @@ class RecursiveSplitter:
         pieces: list[_Piece] = []
         start = 0
         while start < len(text):
+            checkpoint()
             remaining = len(text) - start
             fits, fits_count, over = 0, 0, remaining + 1
             probe = min(step, remaining)
