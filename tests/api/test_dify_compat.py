@@ -46,7 +46,7 @@ DIFY_RECORD = {"segment", "score", "tsne_position"}
 DIFY_RECORD_DOCUMENT = {"id", "data_source_type", "name"}
 
 # What zhiku adds, on purpose.
-ZHIKU_DOCUMENT = {"segment_count"}
+ZHIKU_DOCUMENT = {"segment_count", "content_hash"}
 ZHIKU_SEGMENT = {"metadata"}
 ZHIKU_RECORD = {"scores", "ranks", "dataset"}
 
