@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from zhiku.core.metadata import MetadataFilter
+
 SearchMethod = Literal["semantic_search", "full_text_search", "keyword_search", "hybrid_search"]
 Channel = Literal["semantic", "full_text", "keyword"]
 FusionMode = Literal["weighted_score", "reranking_model", "rrf", "none"]
@@ -64,6 +66,8 @@ class RetrievalConfig(BaseModel):
     score_threshold: float | None = None
     reranking: RerankingConfig = Field(default_factory=RerankingConfig)
     reorder: bool = False
+    #: only documents whose metadata pass these conditions (see :mod:`zhiku.core.metadata`)
+    metadata_filter: MetadataFilter | None = None
 
     @field_validator("hybrid_methods")
     @classmethod
@@ -89,6 +93,8 @@ class RetrievalConfig(BaseModel):
             return self
         data = self.model_dump()
         for key, value in override.items():
+            if isinstance(value, BaseModel):
+                value = value.model_dump()
             if key == "reranking" and isinstance(value, dict):
                 data["reranking"] = {**data["reranking"], **value}
             else:

@@ -20,6 +20,7 @@ from zhiku.core.db import DatasetRow, DocumentRow, SegmentRow
 from zhiku.core.document_status import IN_PROGRESS, RESTARTABLE, DocumentStatus
 from zhiku.core.documents import Chunk, Hit, Segment, content_hash, segment_id
 from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, ZhikuError
+from zhiku.core.metadata import MetadataFilter
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.index_processors import ChunkFailure
 from zhiku.index_processors.qa import renumber
@@ -30,6 +31,7 @@ from zhiku.knowledge_base.dataset_index import DocumentVersion
 from zhiku.knowledge_base.hits import hits_of
 from zhiku.knowledge_base.ingestion import EmbeddingProgress, Ingestion, Progress, Source, new_document
 from zhiku.knowledge_base.jobs import DocumentIndexing
+from zhiku.knowledge_base.metadata import DatasetMetadata
 from zhiku.knowledge_base.pipeline import Pipeline, PipelineSpec
 from zhiku.knowledge_base.qa_import import read_qa_csv
 from zhiku.knowledge_base.records import DocumentInfo, segment_of
@@ -443,11 +445,17 @@ class Dataset:
 
     # -- search ---------------------------------------------------------------------------------
 
-    def search(self, query: str, **override: Any) -> list[Hit]:
+    def search(
+        self, query: str, *, filter: MetadataFilter | dict[str, Any] | None = None, **override: Any
+    ) -> list[Hit]:
         """Search with the dataset's retrieval config, fields overridden by keyword arguments.
 
-        ``ds.search("...", search_method="full_text_search", top_k=10)``
+        ``ds.search("...", search_method="full_text_search", top_k=10)``; ``filter`` keeps only
+        documents whose metadata pass it (Dify's ``metadata_filtering_conditions`` shape:
+        ``{"logical_operator": "and", "conditions": [{"name", "comparison_operator", "value"}]}``).
         """
+        if filter is not None:
+            override["metadata_filter"] = filter
         return self.search_with(query, self.retrieval.merged(override))
 
     def search_with(
@@ -459,10 +467,16 @@ class Dataset:
         model = None
         if config.reranking.mode == "reranking_model":
             model = self._context.rerank_model(config.reranking.model)
+        scope = self.metadata.scope(config.metadata_filter) if config.metadata_filter else None
         fused = index.search_service.retrieve(
-            query, config, rerank_model=model, semantic_query=semantic_query
+            query, config, rerank_model=model, semantic_query=semantic_query, scope=scope
         )
         return hits_of(self._context.sessions, self.id, fused)
+
+    @property
+    def metadata(self) -> DatasetMetadata:
+        """The dataset's metadata fields, its documents' values, and filters over them."""
+        return DatasetMetadata(self._context.sessions, self.id)
 
     def persist_query_embeddings(self, upcoming: Sequence[str] = ()) -> None:
         """Keep query embeddings in the database cache too (evaluations repeat their queries),

@@ -37,6 +37,7 @@ from zhiku.core.db.models import DatasetRow, DocumentRow, PendingSegmentWriteRow
 from zhiku.core.document_status import DocumentStatus
 from zhiku.core.documents import Segment
 from zhiku.core.errors import ConfigError, StoreError, ZhikuError
+from zhiku.core.scope import DocumentScope
 from zhiku.datasource.fulltext import open_fulltext_store
 from zhiku.datasource.fulltext.base import FullTextStore, TextRecord
 from zhiku.datasource.keyword import KeywordExtractor, KeywordStore
@@ -103,16 +104,18 @@ class _SemanticChannel:
     def __init__(self, index: DatasetIndex) -> None:
         self._index = index
 
-    def search(self, query: str, limit: int) -> list[tuple[str, float]]:
-        return self._index.vector.search(self._index.embedding.embed_query(query), limit)
+    def search(self, query: str, limit: int, scope: DocumentScope | None = None) -> list[tuple[str, float]]:
+        if scope is not None and scope.empty:
+            return []
+        return self._index.vector.search(self._index.embedding.embed_query(query), limit, scope)
 
 
 class _FullTextChannel:
     def __init__(self, index: DatasetIndex) -> None:
         self._index = index
 
-    def search(self, query: str, limit: int) -> list[tuple[str, float]]:
-        return self._index.fulltext.search(self._index.tokenizer.tokenize(query), limit)
+    def search(self, query: str, limit: int, scope: DocumentScope | None = None) -> list[tuple[str, float]]:
+        return self._index.fulltext.search(self._index.tokenizer.tokenize(query), limit, scope)
 
 
 class DatasetIndex:

@@ -27,6 +27,7 @@ from typing import Protocol
 
 from zhiku.core.errors import ConfigError, StoreError, ZhikuError
 from zhiku.core.retrieval_config import Channel, RetrievalConfig
+from zhiku.core.scope import DocumentScope
 from zhiku.fusion.fusion import cut, max_score, rerank_with_model, rrf, weighted_score
 from zhiku.fusion.reorder import reorder
 from zhiku.fusion.types import FusedHit
@@ -41,10 +42,13 @@ class SearchChannel(Protocol):
     """One way of searching a dataset, bound to its stores and query tokenizer or embedder.
 
     ``search`` returns at most ``limit`` ``(segment_id, raw_score)`` pairs, best first, higher is
-    better. It is called from worker threads, concurrently with the dataset's other channels.
+    better, only of documents ``scope`` admits (applied inside the search, before the limit). It
+    is called from worker threads, concurrently with the dataset's other channels.
     """
 
-    def search(self, query: str, limit: int) -> list[tuple[str, float]]: ...
+    def search(
+        self, query: str, limit: int, scope: DocumentScope | None = None
+    ) -> list[tuple[str, float]]: ...
 
 
 class ChannelError(StoreError):
@@ -99,10 +103,11 @@ class DatasetSearch:
         *,
         rerank_model: RerankModel | None = None,
         semantic_query: str | None = None,
+        scope: DocumentScope | None = None,
     ) -> list[FusedHit]:
         """The fused hits, best first (or odd/even reordered). Empty query → []."""
         return self.retrieve_with_timings(
-            query, config, rerank_model=rerank_model, semantic_query=semantic_query
+            query, config, rerank_model=rerank_model, semantic_query=semantic_query, scope=scope
         )[0]
 
     def retrieve_with_timings(
@@ -112,11 +117,13 @@ class DatasetSearch:
         *,
         rerank_model: RerankModel | None = None,
         semantic_query: str | None = None,
+        scope: DocumentScope | None = None,
     ) -> tuple[list[FusedHit], dict[str, float]]:
         """The hits and, per channel that answered, its search time in milliseconds.
 
         ``semantic_query`` (e.g. a HyDE passage) drives the semantic channel in place of ``query``,
-        which still drives the others and a rerank model.
+        which still drives the others and a rerank model. ``scope`` restricts every channel to
+        some documents (a metadata filter), inside each channel's search.
         ``rerank_model`` (for this call) takes the place of the service's own. Raises ConfigError
         if the config asks for a channel this dataset lacks, or for ``reranking_model`` without a
         (matching) model or ``live_segments``; ChannelError if every channel fails.
@@ -124,12 +131,12 @@ class DatasetSearch:
         channels = config.channels
         model = rerank_model or self._rerank_model
         self._check(config, channels, model)
-        if not query.strip():
+        if not query.strip() or (scope is not None and scope.empty):
             return [], {}
         texts_of = {ch: query for ch in channels}
         if semantic_query and "semantic" in texts_of:
             texts_of["semantic"] = semantic_query
-        found, timings = self._search(texts_of, channels, config.effective_recall_k)
+        found, timings = self._search(texts_of, channels, config.effective_recall_k, scope)
         texts = self._live(found)
         if texts is not None:
             found = {ch: [(sid, s) for sid, s in hits if sid in texts] for ch, hits in found.items()}
@@ -167,16 +174,20 @@ class DatasetSearch:
             raise ConfigError("reranking_model needs live_segments to supply segment texts")
 
     def _search(
-        self, queries: Mapping[Channel, str], channels: Sequence[Channel], limit: int
+        self,
+        queries: Mapping[Channel, str],
+        channels: Sequence[Channel],
+        limit: int,
+        scope: DocumentScope | None,
     ) -> tuple[dict[str, _Ranked], dict[str, float]]:
         """Each channel's answer to its query (a failed one as []) in config order, and the timings."""
         first, *rest = channels
         futures: dict[Channel, Future[tuple[_Ranked, float]]] = {
-            ch: self._executor.submit(_timed, self._channels[ch], queries[ch], limit) for ch in rest
+            ch: self._executor.submit(_timed, self._channels[ch], queries[ch], limit, scope) for ch in rest
         }
         outcomes: dict[Channel, tuple[_Ranked, float] | Exception] = {}
         try:
-            outcomes[first] = _timed(self._channels[first], queries[first], limit)
+            outcomes[first] = _timed(self._channels[first], queries[first], limit, scope)
         except Exception as exc:  # judged below, with the other channels
             outcomes[first] = exc
         for ch, future in futures.items():
@@ -229,7 +240,9 @@ class DatasetSearch:
         return rrf(found, k=reranking.rrf_k, weights=weights, top_n=top_n)
 
 
-def _timed(channel: SearchChannel, query: str, limit: int) -> tuple[_Ranked, float]:
+def _timed(
+    channel: SearchChannel, query: str, limit: int, scope: DocumentScope | None
+) -> tuple[_Ranked, float]:
     start = time.perf_counter()
-    hits = channel.search(query, limit)
+    hits = channel.search(query, limit) if scope is None else channel.search(query, limit, scope)
     return hits, (time.perf_counter() - start) * 1000.0

@@ -22,6 +22,7 @@ from sqlalchemy import (
     LargeBinary,
     String,
     Text,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -52,6 +53,9 @@ class DatasetRow(Base):
     process_rule: Mapped[dict[str, Any]] = mapped_column(default=dict)
     tokenizer_settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
     doc_form: Mapped[str] = mapped_column(String(32), default="paragraph")
+    #: the dataset's metadata fields, ``[{"id", "name", "type"}]`` (see zhiku.core.metadata)
+    metadata_fields: Mapped[list[Any]] = mapped_column(JSON, default=list, server_default="[]")
+    builtin_metadata: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
@@ -76,6 +80,8 @@ class DocumentRow(Base):
     segment_count: Mapped[int] = mapped_column(Integer, default=0)
     token_count: Mapped[int] = mapped_column(Integer, default=0)
     doc_metadata: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    #: the user's metadata values keyed by field id (``doc_metadata`` is zhiku's own bookkeeping)
+    metadata_values: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     parsing_started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     cleaning_started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -105,6 +111,7 @@ class SegmentRow(Base):
     keywords: Mapped[list[str]] = mapped_column(default=list)
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     seg_metadata: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    hit_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from zhiku.core.scope import DocumentScope
+
 
 @dataclass
 class TextRecord:
@@ -32,7 +34,9 @@ class FullTextStore(Protocol):
 
     def set_enabled(self, ids: Sequence[str], enabled: bool) -> None: ...
 
-    def search(self, query_tokens: Sequence[str], limit: int) -> list[tuple[str, float]]: ...
+    def search(
+        self, query_tokens: Sequence[str], limit: int, scope: DocumentScope | None = None
+    ) -> list[tuple[str, float]]: ...
 
     def ids(self) -> set[str]: ...
 

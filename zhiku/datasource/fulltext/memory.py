@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from rank_bm25 import BM25Okapi
 
+from zhiku.core.scope import DocumentScope
 from zhiku.datasource.fulltext.base import TextRecord
 
 
@@ -82,9 +83,11 @@ class RankBM25Store:
                 )
             return self._index
 
-    def search(self, query_tokens: Sequence[str], limit: int) -> list[tuple[str, float]]:
+    def search(
+        self, query_tokens: Sequence[str], limit: int, scope: DocumentScope | None = None
+    ) -> list[tuple[str, float]]:
         """``(segment_id, score)`` best first among enabled records sharing a token with the query."""
-        if not query_tokens or limit <= 0:
+        if not query_tokens or limit <= 0 or (scope is not None and scope.empty):
             return []
         index = self._current()
         if index.bm25 is None:
@@ -93,7 +96,9 @@ class RankBM25Store:
         candidates = sorted(
             p
             for p in {p for token in set(query_tokens) for p in index.postings.get(token, ())}
-            if (record := records.get(index.ids[p])) is not None and record.enabled
+            if (record := records.get(index.ids[p])) is not None
+            and record.enabled
+            and (scope is None or scope.admits(record.document_id))
         )
         if not candidates:
             return []

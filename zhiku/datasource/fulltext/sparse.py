@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from zhiku.core.scope import DocumentScope
 from zhiku.datasource.fulltext import bm25_math
 from zhiku.datasource.fulltext.base import TextRecord
 from zhiku.datasource.vector.points import (
@@ -191,14 +192,17 @@ class SparseBM25Store:
 
     # -- reads -------------------------------------------------------------------------------
 
-    def search(self, query_tokens: Sequence[str], limit: int) -> list[tuple[str, float]]:
+    def search(
+        self, query_tokens: Sequence[str], limit: int, scope: DocumentScope | None = None
+    ) -> list[tuple[str, float]]:
         """``(segment_id, bm25)`` best first; ``[]`` for no tokens or no shared token."""
         weights = bm25_math.query_weights(query_tokens)
-        if not weights or limit <= 0:
+        if not weights or limit <= 0 or (scope is not None and scope.empty):
             return []
         terms = sorted(weights)
         query = SparseValues(terms, [weights[t] for t in terms])
-        return [(pid, score) for pid, score in self._collection.search(query, limit) if score > 0.0]
+        found = self._collection.search(query, limit, scope=scope)
+        return [(pid, score) for pid, score in found if score > 0.0]
 
     def ids(self) -> set[str]:
         return {point.id for point in self._collection.scroll(with_vector=False)}

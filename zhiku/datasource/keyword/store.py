@@ -13,7 +13,8 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy import case, delete, func, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from zhiku.core.db.models import KeywordPostingRow
+from zhiku.core.db.models import KeywordPostingRow, SegmentRow
+from zhiku.core.scope import DocumentScope
 from zhiku.datasource.keyword.extraction import idf
 from zhiku.datasource.tokenizer import Tokenizer
 
@@ -51,19 +52,27 @@ class KeywordStore:
             batch = list(segment_ids[start : start + 500])
             session.execute(delete(KeywordPostingRow).where(KeywordPostingRow.segment_id.in_(batch)))
 
-    def search(self, query: str, limit: int) -> list[tuple[str, float]]:
-        """Segments sharing keywords with the query, best first, with their scores."""
+    def search(self, query: str, limit: int, scope: DocumentScope | None = None) -> list[tuple[str, float]]:
+        """Segments sharing keywords with the query (of documents in ``scope``), best first,
+        with their scores."""
         words = sorted(set(self.tokenizer.tokenize(query)))
-        if not words:
+        if not words or (scope is not None and scope.empty):
             return []
         query_idf = case({word: idf(word) for word in words}, value=KeywordPostingRow.keyword)
         score = func.sum(KeywordPostingRow.weight * query_idf).label("score")
+        statement = (
+            select(KeywordPostingRow.segment_id, score)
+            .where(KeywordPostingRow.dataset_id == self.dataset_id)
+            .where(KeywordPostingRow.keyword.in_(words))
+        )
+        if scope is not None:
+            of_scope = SegmentRow.document_id.in_(sorted(scope.ids))
+            statement = statement.join(SegmentRow, SegmentRow.id == KeywordPostingRow.segment_id).where(
+                ~of_scope if scope.exclude else of_scope
+            )
         with self._sessions() as session:
             rows = session.execute(
-                select(KeywordPostingRow.segment_id, score)
-                .where(KeywordPostingRow.dataset_id == self.dataset_id)
-                .where(KeywordPostingRow.keyword.in_(words))
-                .group_by(KeywordPostingRow.segment_id)
+                statement.group_by(KeywordPostingRow.segment_id)
                 .order_by(score.desc(), KeywordPostingRow.segment_id)
                 .limit(limit)
             ).all()

@@ -8,6 +8,8 @@ from typing import Protocol
 
 import numpy as np
 
+from zhiku.core.scope import DocumentScope
+
 
 @dataclass
 class VectorRecord:
@@ -36,7 +38,9 @@ class VectorStore(Protocol):
 
     def set_enabled(self, ids: Sequence[str], enabled: bool) -> None: ...
 
-    def search(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]: ...
+    def search(
+        self, vector: np.ndarray, limit: int, scope: DocumentScope | None = None
+    ) -> list[tuple[str, float]]: ...
 
     def ids(self) -> set[str]: ...
 

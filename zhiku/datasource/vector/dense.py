@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from zhiku.core.errors import InvalidInput
+from zhiku.core.scope import DocumentScope
 from zhiku.datasource.vector.base import VectorRecord
 from zhiku.datasource.vector.points import (
     ENABLED_KEY,
@@ -65,11 +66,15 @@ class DenseVectorStore:
     def set_enabled(self, ids: Sequence[str], enabled: bool) -> None:
         self._collection.set_payload(canonical_ids(ids), {ENABLED_KEY: 1 if enabled else 0})
 
-    def search(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
-        """``(segment_id, cosine)`` best first, enabled records only."""
-        if limit <= 0:
+    def search(
+        self, vector: np.ndarray, limit: int, scope: DocumentScope | None = None
+    ) -> list[tuple[str, float]]:
+        """``(segment_id, cosine)`` best first, enabled records (of documents in ``scope``) only."""
+        if limit <= 0 or (scope is not None and scope.empty):
             return []
-        return self._collection.search(self._values(vector), limit, hnsw_ef=max(self.hnsw_ef, limit))
+        return self._collection.search(
+            self._values(vector), limit, hnsw_ef=max(self.hnsw_ef, limit), scope=scope
+        )
 
     def ids(self) -> set[str]:
         return {point.id for point in self._collection.scroll(with_vector=False)}

@@ -24,6 +24,7 @@ from typing import Any
 import qdrant_edge as qe
 
 from zhiku.core.errors import StoreError
+from zhiku.core.scope import DocumentScope
 from zhiku.datasource.vector.points import (
     DOCUMENT_KEY,
     ENABLED_KEY,
@@ -165,12 +166,23 @@ class EdgeCollection:
     # -- reads -------------------------------------------------------------------------------
 
     def search(
-        self, query: VectorValue, limit: int, *, exact: bool = False, hnsw_ef: int | None = None
+        self,
+        query: VectorValue,
+        limit: int,
+        *,
+        exact: bool = False,
+        hnsw_ef: int | None = None,
+        scope: DocumentScope | None = None,
     ) -> list[tuple[str, float]]:
+        must: list[Any] = [qe.FieldCondition(ENABLED_KEY, match=qe.MatchValue(1))]
+        must_not: list[Any] = []
+        if scope is not None:
+            in_scope = qe.FieldCondition(DOCUMENT_KEY, match=qe.MatchAny(sorted(scope.ids)))
+            (must_not if scope.exclude else must).append(in_scope)
         request = qe.QueryRequest(
             limit=limit,
             query=qe.Query.Nearest(self._vector(query), using=self.spec.name),
-            filter=qe.Filter(must=[qe.FieldCondition(ENABLED_KEY, match=qe.MatchValue(1))]),
+            filter=qe.Filter(must=must, must_not=must_not or None),
             params=qe.SearchParams(exact=exact, hnsw_ef=hnsw_ef),
             with_payload=False,
             with_vector=False,

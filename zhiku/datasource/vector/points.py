@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
 from zhiku.core.errors import InvalidInput
+from zhiku.core.scope import DocumentScope
 
 DOCUMENT_KEY = "document_id"
 ENABLED_KEY = "enabled"
@@ -67,9 +68,16 @@ class PointCollection(Protocol):
     def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None: ...
 
     def search(
-        self, query: VectorValue, limit: int, *, exact: bool = False, hnsw_ef: int | None = None
+        self,
+        query: VectorValue,
+        limit: int,
+        *,
+        exact: bool = False,
+        hnsw_ef: int | None = None,
+        scope: DocumentScope | None = None,
     ) -> list[tuple[str, float]]:
-        """Best ``limit`` points with ``enabled == 1``, best first."""
+        """Best ``limit`` points with ``enabled == 1`` (and of a document ``scope`` admits),
+        best first."""
         ...
 
     def retrieve(self, ids: Sequence[str], with_vector: bool) -> list[PointData]: ...

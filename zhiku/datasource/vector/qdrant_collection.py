@@ -18,6 +18,7 @@ from typing import Any
 from qdrant_client import QdrantClient, models
 
 from zhiku.core.errors import StoreError
+from zhiku.core.scope import DocumentScope
 from zhiku.datasource.vector.points import (
     DOCUMENT_KEY,
     ENABLED_KEY,
@@ -186,7 +187,13 @@ class ClientCollection:
     # -- reads -------------------------------------------------------------------------------
 
     def search(
-        self, query: VectorValue, limit: int, *, exact: bool = False, hnsw_ef: int | None = None
+        self,
+        query: VectorValue,
+        limit: int,
+        *,
+        exact: bool = False,
+        hnsw_ef: int | None = None,
+        scope: DocumentScope | None = None,
     ) -> list[tuple[str, float]]:
         params = None if self.local else models.SearchParams(exact=exact, hnsw_ef=hnsw_ef)
         with self._guard("search"):
@@ -194,7 +201,7 @@ class ClientCollection:
                 self.collection,
                 query=self._vector(query),
                 using=self.spec.name,
-                query_filter=_match(ENABLED_KEY, 1),
+                query_filter=_search_filter(scope),
                 search_params=params,
                 limit=limit,
                 with_payload=False,
@@ -260,6 +267,17 @@ class ClientCollection:
         with self._guard("drop"):
             self._require().delete_collection(self.collection)
         self.close()
+
+
+def _search_filter(scope: DocumentScope | None) -> models.Filter:
+    """Enabled points, of the documents ``scope`` admits."""
+    enabled = _match(ENABLED_KEY, 1)
+    if scope is None:
+        return enabled
+    in_scope = models.FieldCondition(key=DOCUMENT_KEY, match=models.MatchAny(any=sorted(scope.ids)))
+    if scope.exclude:
+        return models.Filter(must=enabled.must, must_not=[in_scope])
+    return models.Filter(must=[*(enabled.must or []), in_scope])  # type: ignore[misc]
 
 
 def _match(key: str, value: str | int) -> models.Filter:
