@@ -267,7 +267,7 @@ def segment(stored: StoredSegment) -> dict[str, Any]:
         "keywords": list(item.keywords),
         "index_node_id": item.id,
         "index_node_hash": item.hash,
-        "hit_count": 0,
+        "hit_count": stored.hit_count,
         "enabled": item.enabled,
         "disabled_at": None,
         "disabled_by": None,

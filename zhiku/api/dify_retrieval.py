@@ -49,6 +49,8 @@ def from_dify(data: dict[str, Any], base: RetrievalConfig | None = None) -> Retr
         # Dify's "keyword" side of hybrid search is its full-text (BM25) search.
         reranking["weights"] = {**reranking["weights"], "semantic": vector, "full_text": keyword}
     config["reranking"] = reranking
+    if data.get("metadata_filtering_conditions") is not None:
+        config["metadata_filter"] = data["metadata_filtering_conditions"]
     return RetrievalConfig.model_validate(config)
 
 
@@ -71,4 +73,7 @@ def to_dify(config: RetrievalConfig) -> dict[str, Any]:
         "top_k": config.top_k,
         "score_threshold_enabled": config.score_threshold is not None,
         "score_threshold": config.score_threshold,
+        "metadata_filtering_conditions": (
+            config.metadata_filter.model_dump() if config.metadata_filter is not None else None
+        ),
     }

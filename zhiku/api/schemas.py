@@ -26,6 +26,7 @@ from zhiku.api.dify import LANGUAGES, doc_forms, pipeline_spec
 from zhiku.api.dify_retrieval import parse_retrieval
 from zhiku.api.plugins import plugin_names, require_plugin, require_rerank_spec
 from zhiku.cleaners.registry import cleaners
+from zhiku.core.metadata import MetadataFilter
 from zhiku.core.retrieval_config import RetrievalConfig, SearchMethod
 from zhiku.knowledge_base.pipeline import PipelineSpec
 from zhiku.providers.embedding import embedding_models
@@ -324,6 +325,7 @@ class DifyRetrievalModel(BaseModel):
     top_k: int | None = Field(None, ge=1, le=1000)
     score_threshold_enabled: bool | None = None
     score_threshold: float | None = None
+    metadata_filtering_conditions: MetadataFilter | None = None
 
 
 class DifyPreProcessingRule(BaseModel):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from zhiku.core.db import DatasetRow, DocumentRow, SegmentRow
@@ -472,6 +472,18 @@ class Dataset:
             query, config, rerank_model=model, semantic_query=semantic_query, scope=scope
         )
         return hits_of(self._context.sessions, self.id, fused)
+
+    def count_hits(self, segment_ids: Sequence[str]) -> None:
+        """Add one to the ``hit_count`` of each segment a retrieval returned (the API counts the
+        hits it answers with; library searches and evaluations count nothing)."""
+        ids = sorted(set(segment_ids))
+        if ids:
+            with self._context.sessions.begin() as session:
+                session.execute(
+                    update(SegmentRow)
+                    .where(SegmentRow.id.in_(ids), SegmentRow.dataset_id == self.id)
+                    .values(hit_count=SegmentRow.hit_count + 1)
+                )
 
     @property
     def metadata(self) -> DatasetMetadata:

@@ -101,14 +101,21 @@ class DatasetMetadata:
     def set_values(self, document_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
         """Replace a document's values, given by field name (or id); a ``None`` value clears
         the field. Returns the stored values by name. InvalidInput names a bad field or value."""
+        return self.set_many({document_id: values})[document_id]
+
+    def set_many(self, values_of: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+        """:meth:`set_values` for several documents, all or none."""
+        result = {}
         with self._sessions.begin() as session:
             fields = _fields(self._dataset(session))
-            document = session.get(DocumentRow, document_id)
-            if document is None or document.dataset_id != self.dataset_id:
-                raise NotFound(f"no document {document_id!r} in this dataset")
-            stored = stored_values(fields, values)
-            document.metadata_values = stored
-            return named_values(fields, stored)
+            for document_id, values in values_of.items():
+                document = session.get(DocumentRow, document_id)
+                if document is None or document.dataset_id != self.dataset_id:
+                    raise NotFound(f"no document {document_id!r} in this dataset")
+                stored = stored_values(fields, values)
+                document.metadata_values = stored
+                result[document_id] = named_values(fields, stored)
+        return result
 
     def values(self, document_id: str) -> dict[str, Any]:
         with self._sessions() as session:
@@ -117,6 +124,20 @@ class DatasetMetadata:
             if document is None or document.dataset_id != self.dataset_id:
                 raise NotFound(f"no document {document_id!r} in this dataset")
             return named_values(fields, document.metadata_values or {})
+
+    def values_of(self, document_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The values of several documents by name, by document id (one query)."""
+        if not document_ids:
+            return {}
+        with self._sessions() as session:
+            fields = _fields(self._dataset(session))
+            rows = session.execute(
+                select(DocumentRow.id, DocumentRow.metadata_values).where(
+                    DocumentRow.id.in_(sorted(set(document_ids))),
+                    DocumentRow.dataset_id == self.dataset_id,
+                )
+            )
+            return {doc_id: named_values(fields, values or {}) for doc_id, values in rows}
 
     def use_counts(self) -> dict[str, int]:
         """How many documents have a value for each field, by field id."""

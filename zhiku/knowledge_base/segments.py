@@ -32,10 +32,12 @@ SEGMENT_STATUS = "completed"
 
 @dataclass(frozen=True)
 class StoredSegment:
-    """A segment as stored, with the time its row was first written."""
+    """A segment as stored, with the time its row was first written and how often retrieval
+    returned it."""
 
     segment: Segment
     created_at: datetime
+    hit_count: int = 0
 
 
 @dataclass(frozen=True)
@@ -277,4 +279,4 @@ def _check_text(field: str, value: str | None) -> None:
 
 
 def _stored(row: SegmentRow) -> StoredSegment:
-    return StoredSegment(segment_of(row), row.created_at)
+    return StoredSegment(segment_of(row), row.created_at, row.hit_count or 0)

@@ -3,10 +3,12 @@
 from zhiku.api.views.chat import routes as answers
 from zhiku.api.views.datasets import routes as datasets
 from zhiku.api.views.documents import routes as documents
+from zhiku.api.views.external import routes as external
 from zhiku.api.views.meta import routes as meta
+from zhiku.api.views.metadata import routes as metadata
 from zhiku.api.views.retrieval import routes as retrieval
 from zhiku.api.views.segments import routes as segments
 
-ALL = (datasets, documents, segments, retrieval, answers, meta)
+ALL = (datasets, documents, metadata, segments, retrieval, external, answers, meta)
 
 __all__ = ["ALL"]

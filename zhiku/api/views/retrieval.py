@@ -23,14 +23,17 @@ routes = Routes("retrieval")
 
 
 def _records(hits: Sequence[Hit]) -> list[dict[str, Any]]:
-    """Hits with their stored segments (one query per dataset hit), in rank order."""
+    """Hits with their stored segments (one query per dataset hit), in rank order; each hit
+    counts once in its segment's ``hit_count``."""
     kb = context().kb
     by_dataset: dict[str, list[str]] = defaultdict(list)
     for hit in hits:
         by_dataset[hit.dataset_id].append(hit.segment_id)
     stored = {}
     for dataset_id, ids in by_dataset.items():
-        stored.update(kb.dataset(dataset_id).segment_editor().by_ids(ids))
+        dataset = kb.dataset(dataset_id)
+        dataset.count_hits(ids)
+        stored.update(dataset.segment_editor().by_ids(ids))
     names = {summary.id: summary.name for summary in context().catalog.datasets(list(by_dataset))}
     return [
         dify.record(hit, stored[hit.segment_id], names.get(hit.dataset_id, ""))
