@@ -23,8 +23,10 @@ CHAT = {"model": "fake-chat", "messages": [{"role": "user", "content": "hi"}]}
 RERANK = {"model": "fake-rerank", "query": "cat", "documents": ["a cat", "a dog"], "top_n": 2}
 
 
-def chat_endpoint(server: ScriptedChatServer, **options: Any) -> ModelEndpoint:
-    settings: dict[str, Any] = {"retry_backoff": 0.01, "timeout": 5, **options}
+def chat_endpoint(
+    server: ScriptedChatServer, max_retries: int = 3, retry_backoff: float = 0.01, **options: Any
+) -> ModelEndpoint:
+    settings: dict[str, Any] = {"timeout": 5, "retry": RetryPolicy(max_retries, retry_backoff), **options}
     return ModelEndpoint(server.base_url + "/chat/completions", "chat endpoint", **settings)
 
 
@@ -43,7 +45,8 @@ def test_a_503_then_success_is_retried_against_the_chat_server() -> None:
 def test_a_503_then_success_is_retried_against_the_rerank_server() -> None:
     with serve_rerank() as server:
         server.script.replies = [(503, '{"error": "busy"}')]
-        with ModelEndpoint(server.url + COHERE_PATH, "rerank endpoint", retry_backoff=0.01) as endpoint:
+        url = server.url + COHERE_PATH
+        with ModelEndpoint(url, "rerank endpoint", retry=RetryPolicy(3, 0.01)) as endpoint:
             results = endpoint.post(RERANK).json()["results"]
         assert [r["index"] for r in results] == [0, 1]
         assert len(server.script.requests) == 2
@@ -105,7 +108,7 @@ def test_a_connection_error_is_retried_then_reported() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     url = f"http://127.0.0.1:{port}/v1/x"
-    endpoint = ModelEndpoint(url, "rerank endpoint", max_retries=2, retry_backoff=0)
+    endpoint = ModelEndpoint(url, "rerank endpoint", retry=RetryPolicy(2, 0.0))
     with pytest.raises(ModelUnavailable, match=r"rerank endpoint .* is unreachable .*\(after 3 tries\)"):
         endpoint.post({})
 
@@ -122,7 +125,7 @@ def test_the_key_is_sent_but_never_in_errors_or_logs(caplog: pytest.LogCaptureFi
     caplog.set_level(logging.DEBUG)
     replies = in_order(Reply.status(503, f"overloaded for key {API_KEY}"), then=Reply.status(401, "no"))
     with ScriptedChatServer(replies, require_key=API_KEY) as server:
-        with chat_endpoint(server, api_key=Secret(API_KEY)) as endpoint:
+        with chat_endpoint(server, api_key=API_KEY) as endpoint:
             with pytest.raises(ModelUnavailable, match="answered 401") as raised:
                 endpoint.post(CHAT)
         with chat_endpoint(server, api_key=Secret("sk-wrong-11aa")) as wrong:

@@ -133,6 +133,10 @@ class RetryTransport(httpx.BaseTransport):
 class ModelEndpoint:
     """POSTs JSON to one model endpoint ``url``; ``kind`` names it in errors ("chat endpoint").
 
+    ``timeout`` is in seconds, ``retry`` says how often and how long to wait, ``max_concurrency``
+    bounds the requests in flight; ``api_key`` (a token is wrapped in a :class:`Secret`) is sent
+    as ``Authorization: Bearer``.
+
     :meth:`post` returns the first answer below 400 after the retries described in the module
     docstring; anything else raises :class:`ModelUnavailable` naming the URL, the status or the
     error, a body excerpt with the key masked, and ``(after N tries)`` when retries ran out.
@@ -143,11 +147,9 @@ class ModelEndpoint:
         self,
         url: str,
         kind: str,
-        api_key: Secret | None = None,
-        *,
+        api_key: Secret | str | None = None,
         timeout: float = 30,
-        max_retries: int = 3,
-        retry_backoff: float = 0.5,
+        retry: RetryPolicy = RetryPolicy(),
         max_concurrency: int = 8,
     ) -> None:
         if timeout <= 0 or max_concurrency < 1:
@@ -157,11 +159,11 @@ class ModelEndpoint:
         self.url = url
         self.kind = kind
         self.timeout = timeout
-        self.policy = RetryPolicy(max_retries, retry_backoff)
-        self._api_key = api_key
-        headers = {"Authorization": f"Bearer {api_key.reveal()}"} if api_key else {}
+        self.policy = retry
+        self._api_key = Secret(api_key) if isinstance(api_key, str) else api_key
+        headers = {"Authorization": f"Bearer {self._api_key.reveal()}"} if self._api_key else {}
         limits = httpx.Limits(max_connections=max_concurrency, max_keepalive_connections=max_concurrency)
-        transport = RetryTransport(httpx.HTTPTransport(limits=limits), self.policy, self._log_retry)
+        transport = RetryTransport(httpx.HTTPTransport(limits=limits), retry, self._log_retry)
         self._client = httpx.Client(
             transport=transport, headers=headers, timeout=httpx.Timeout(timeout, pool=None)
         )

@@ -17,7 +17,7 @@ from pydantic import SecretStr
 from zhiku.core.config import Settings
 from zhiku.core.errors import ConfigError, ModelUnavailable
 from zhiku.core.secrets import Secret
-from zhiku.providers.http import EXCERPT_CHARS, ModelEndpoint
+from zhiku.providers.http import EXCERPT_CHARS, ModelEndpoint, RetryPolicy
 
 N = TypeVar("N", int, float)
 
@@ -106,15 +106,8 @@ class ChatModel:
         self.temperature = temperature
         self.extra_body = dict(extra_body or {})
         self.name: str = f"{model}@{parts.hostname}{f':{parts.port}' if parts.port else ''}"
-        self._endpoint = ModelEndpoint(
-            self.url,
-            "chat endpoint",
-            Secret(api_key) if isinstance(api_key, str) else api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            retry_backoff=retry_backoff,
-            max_concurrency=max_concurrency,
-        )
+        retry = RetryPolicy(max_retries, retry_backoff)
+        self._endpoint = ModelEndpoint(self.url, "chat endpoint", api_key, timeout, retry, max_concurrency)
 
     @classmethod
     def from_settings(cls, settings: Settings, override: Mapping[str, Any] | None = None) -> ChatModel:

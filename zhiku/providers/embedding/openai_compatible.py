@@ -12,7 +12,7 @@ import numpy as np
 from zhiku.core.errors import ModelUnavailable
 from zhiku.core.secrets import Secret
 from zhiku.providers.embedding.base import ProgressCallback, embed_in_batches, l2_normalize
-from zhiku.providers.http import ModelEndpoint
+from zhiku.providers.http import ModelEndpoint, RetryPolicy
 
 
 class OpenAICompatibleEmbedding:
@@ -49,14 +49,9 @@ class OpenAICompatibleEmbedding:
         parts = urlsplit(self.url)
         host = parts.hostname or ""
         self.name: str = name or f"openai/{host}{f':{parts.port}' if parts.port else ''}/{model}"
+        retry = RetryPolicy(max_retries, retry_backoff)
         self._endpoint = ModelEndpoint(
-            self.url,
-            "embedding endpoint",
-            Secret(api_key) if isinstance(api_key, str) else api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            retry_backoff=retry_backoff,
-            max_concurrency=max_concurrency,
+            self.url, "embedding endpoint", api_key, timeout, retry, max_concurrency
         )
 
     def __repr__(self) -> str:

@@ -12,7 +12,7 @@ import httpx
 
 from zhiku.core.errors import ConfigError, ModelUnavailable
 from zhiku.core.secrets import Secret
-from zhiku.providers.http import ModelEndpoint
+from zhiku.providers.http import ModelEndpoint, RetryPolicy
 
 RerankStyle = Literal["cohere", "jina", "tei", "dashscope"]
 
@@ -110,15 +110,8 @@ class HttpRerank:
         parts = urlsplit(self.url)
         host = f"{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}"
         self.name: str = name or f"{style}/{host}/{model}"
-        self._endpoint = ModelEndpoint(
-            self.url,
-            "rerank endpoint",
-            Secret(api_key) if isinstance(api_key, str) else api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            retry_backoff=retry_backoff,
-            max_concurrency=max_concurrency,
-        )
+        retry = RetryPolicy(max_retries, retry_backoff)
+        self._endpoint = ModelEndpoint(self.url, "rerank endpoint", api_key, timeout, retry, max_concurrency)
 
     def __repr__(self) -> str:
         return f"HttpRerank(url={self.url!r}, model={self.model!r}, style={self.style!r})"
