@@ -202,7 +202,7 @@ def test_retries_are_logged_without_the_key(caplog: pytest.LogCaptureFixture) ->
     replies = in_order(Reply.status(503, f"bad key {API_KEY}"), then=Reply.text("ok"))
     with (
         ScriptedChatServer(replies) as server,
-        caplog.at_level(logging.WARNING, logger="zhiku.providers.llm"),
+        caplog.at_level(logging.WARNING, logger="zhiku.providers.http"),
     ):
         assert make(server, api_key=API_KEY).complete("hi") == "ok"
     assert "answered 503: bad key ***; retry 1/3" in caplog.text

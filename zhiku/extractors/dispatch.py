@@ -56,7 +56,7 @@ def extractor_for(name: str, head: bytes) -> Extractor:
     Raises ExtractionError(name, "empty file") for no bytes and UnsupportedFileType(name) when
     neither the suffix nor the content is a known format.
     """
-    return extractors.create(_format(name, head))
+    return extractors.create(_format(name, head), prefer_installed=True)
 
 
 def extract(source: Path | bytes, name: str) -> list[Document]:
@@ -65,7 +65,7 @@ def extract(source: Path | bytes, name: str) -> list[Document]:
     fmt = _format(name, data)  # once: sniffing reads up to 64 KB of the file
     if fmt in ZIP_FORMATS:
         check_zip(data, name)
-    return extractors.create(fmt).extract(data, name=name)
+    return extractors.create(fmt, prefer_installed=True).extract(data, name=name)
 
 
 def _format(name: str, head: bytes) -> str:

@@ -42,6 +42,7 @@ from zhiku.datasource.fulltext import open_fulltext_store
 from zhiku.datasource.fulltext.base import FullTextStore, TextRecord
 from zhiku.datasource.keyword import KeywordExtractor, KeywordStore
 from zhiku.datasource.keyword.extraction import idf
+from zhiku.datasource.points.base import SegmentStore
 from zhiku.datasource.tokenizer import Tokenizer
 from zhiku.datasource.vector import open_vector_store
 from zhiku.datasource.vector.base import VectorRecord, VectorStore
@@ -309,17 +310,26 @@ class DatasetIndex:
         return True
 
     def _discard_points(self, ids: Sequence[str]) -> None:
-        """Delete points no row uses (any more). Best effort: points without a row are never
-        served, and a failure here leaves them to the sweep at the next open."""
-        if not ids:
-            return
+        """Delete points no row uses (any more); see :meth:`_remove_points`."""
+        if ids:
+            self._remove_points(lambda store: store.delete(ids), f"{len(ids)} unused points")
+
+    def _remove_points(self, remove: Callable[[SegmentStore[Any, Any]], None], what: str) -> None:
+        """Apply ``remove`` to the vector and full-text stores, then flush both. Best effort:
+        points without a row are never served, and a failure leaves them to the sweep at the
+        next open."""
         try:
-            self.vector.delete(ids)
-            self.fulltext.delete(ids)
+            for store in (self.vector, self.fulltext):
+                remove(store)
             self.vector.flush()
             self.fulltext.flush()
         except Exception:  # noqa: BLE001 - invisible leftovers; the next open sweeps them
-            log.warning("could not delete %d unused points; swept at the next open", len(ids), exc_info=True)
+            log.warning("could not delete %s; swept at the next open", what, exc_info=True)
+
+    def _delete_segment_rows(self, session: Session, condition: Any) -> None:
+        """Delete the segment rows matching ``condition`` and their keyword postings."""
+        self.keywords.delete_segments(session, list(session.scalars(select(SegmentRow.id).where(condition))))
+        session.execute(delete(SegmentRow).where(condition))
 
     def _row(self, segment: Segment) -> dict[str, Any]:
         return {
@@ -341,22 +351,14 @@ class DatasetIndex:
         points. A run indexing one of them meanwhile finds it gone and discards its own points."""
         with self._write_lock:
             with self._sessions.begin() as session:
-                ids = list(
-                    session.scalars(
-                        select(SegmentRow.id).where(SegmentRow.document_id.in_(list(document_ids)))
-                    )
-                )
-                self.keywords.delete_segments(session, ids)
-                session.execute(delete(SegmentRow).where(SegmentRow.document_id.in_(list(document_ids))))
+                self._delete_segment_rows(session, SegmentRow.document_id.in_(list(document_ids)))
                 session.execute(delete(DocumentRow).where(DocumentRow.id.in_(list(document_ids))))
-            try:
+
+            def remove(store: SegmentStore[Any, Any]) -> None:
                 for document_id in document_ids:
-                    self.vector.delete_document(document_id)
-                    self.fulltext.delete_document(document_id)
-                self.vector.flush()
-                self.fulltext.flush()
-            except Exception:  # noqa: BLE001 - the rows are gone: nothing is served; swept later
-                log.warning("deleted documents' points remain; swept at the next open", exc_info=True)
+                    store.delete_document(document_id)
+
+            self._remove_points(remove, "deleted documents' points")
 
     # -- single segments (edits through the HTTP API) ----------------------------------------
 
@@ -464,8 +466,7 @@ class DatasetIndex:
                         select(SegmentRow.document_id).where(SegmentRow.id.in_(list(segment_ids)))
                     )
                 )
-                self.keywords.delete_segments(session, segment_ids)
-                session.execute(delete(SegmentRow).where(SegmentRow.id.in_(list(segment_ids))))
+                self._delete_segment_rows(session, SegmentRow.id.in_(list(segment_ids)))
                 self._recount(session, documents)
             self._discard_points(list(segment_ids))
 

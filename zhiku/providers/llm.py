@@ -7,27 +7,20 @@ indexing and LLM routers need no vendor SDK. A dataset may override the global s
 from __future__ import annotations
 
 import json
-import logging
-import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-import httpx
 from pydantic import SecretStr
 
 from zhiku.core.config import Settings
 from zhiku.core.errors import ConfigError, ModelUnavailable
 from zhiku.core.secrets import Secret
+from zhiku.providers.http import EXCERPT_CHARS, ModelEndpoint, RetryPolicy
 
-logger = logging.getLogger(__name__)
 N = TypeVar("N", int, float)
 
-RETRY_STATUSES = frozenset({408, 429})  # and every 5xx
-MAX_BACKOFF_S = 8.0
-EXCERPT_CHARS = 300
 TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
 OVERRIDE_KEYS = frozenset(
     {"base_url", "model", "api_key", "timeout", "max_retries", "max_concurrency", "temperature", "extra_body"}
@@ -75,9 +68,10 @@ class ChatModel:
 
     Thread-safe: one HTTP client is shared and at most ``max_concurrency`` requests are in
     flight at once, so a pool of indexing workers cannot flood a rate-limited endpoint.
-    Connection errors, timeouts, 408, 429 and 5xx are retried ``max_retries`` times with
-    exponential backoff from ``retry_backoff`` seconds (or the server's ``Retry-After``); any
-    other failure or an answer without ``choices[0].message`` raises :class:`ModelUnavailable`.
+    Connection errors, timeouts, 429, 500, 502, 503 and 504 are retried ``max_retries`` times with
+    exponential backoff from ``retry_backoff`` seconds or the server's ``Retry-After``
+    (:mod:`zhiku.providers.http`); any other failure or an answer without ``choices[0].message``
+    raises :class:`ModelUnavailable`.
     ``extra_body`` is merged last into every request for vendor options (e.g.
     ``{"enable_thinking": False}``). ``timeout`` is in seconds per request. Call :meth:`close`
     when done, or use the model as a context manager.
@@ -112,11 +106,8 @@ class ChatModel:
         self.temperature = temperature
         self.extra_body = dict(extra_body or {})
         self.name: str = f"{model}@{parts.hostname}{f':{parts.port}' if parts.port else ''}"
-        self._api_key = Secret(api_key) if isinstance(api_key, str) else api_key
-        self._slots = threading.BoundedSemaphore(max_concurrency)
-        headers = {"Authorization": f"Bearer {self._api_key.reveal()}"} if self._api_key else {}
-        limits = httpx.Limits(max_connections=max_concurrency, max_keepalive_connections=max_concurrency)
-        self._client = httpx.Client(timeout=timeout, headers=headers, limits=limits)
+        retry = RetryPolicy(max_retries, retry_backoff)
+        self._endpoint = ModelEndpoint(self.url, "chat endpoint", api_key, timeout, retry, max_concurrency)
 
     @classmethod
     def from_settings(cls, settings: Settings, override: Mapping[str, Any] | None = None) -> ChatModel:
@@ -188,21 +179,22 @@ class ChatModel:
         elif tool_choice is not None:
             payload["tool_choice"] = tool_choice
         payload.update(self.extra_body)
-        response = self._post(payload)
+        response = self._endpoint.post(payload)
         try:
             return _read_answer(response.json())
         except (ValueError, LookupError, TypeError) as exc:
             raise ModelUnavailable(
                 f"chat endpoint {self.url} sent an unexpected answer ({type(exc).__name__}: {exc}): "
-                f"{self._excerpt(response.text)}"
+                f"{self._endpoint.excerpt(response.text)}"
             ) from exc
 
     def stream(self, messages: Sequence[dict[str, Any]], *, max_tokens: int | None = None) -> Iterator[str]:
         """The text of one completion, piece by piece as the server sends it (``stream: true``).
 
-        Failures before the first piece are retried like :meth:`chat`; once text has been handed
-        out a failure raises :class:`ModelUnavailable`, because a retry would repeat it. Closing
-        the iterator closes the connection, which is how a caller stops a long answer.
+        Failures before the server starts answering (connection, timeout, a retried status) are
+        retried like :meth:`chat`; once it has started, a failure raises :class:`ModelUnavailable`,
+        because a retry would repeat text already handed out. Closing the iterator closes the
+        connection, which is how a caller stops a long answer.
         """
         payload: dict[str, Any] = {
             "model": self.model,
@@ -213,49 +205,8 @@ class ChatModel:
         if max_tokens is not None:
             payload["max_tokens"] = max_tokens
         payload.update(self.extra_body)
-        attempt = 0
-        while True:
-            sent_any = False
-            try:
-                with self._slots, self._client.stream("POST", self.url, json=payload) as response:
-                    if not response.is_success:
-                        response.read()
-                        self._raise_or_retry(response, attempt)
-                        attempt += 1
-                        continue
-                    for piece in _stream_pieces(response.iter_lines(), self.url):
-                        sent_any = True
-                        yield piece
-                    return
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
-                failure = (
-                    f"did not answer within {self.timeout:g} s"
-                    if isinstance(exc, httpx.TimeoutException)
-                    else f"is unreachable ({exc})"
-                )
-                if sent_any or attempt >= self.max_retries:
-                    raise ModelUnavailable(
-                        f"chat endpoint {self.url} {failure} (after {attempt + 1} tries)"
-                    ) from exc
-                time.sleep(self._backoff(attempt, None))
-                attempt += 1
-
-    def _raise_or_retry(self, response: httpx.Response, attempt: int) -> None:
-        """Raise for a final failure; otherwise log it and sleep the backoff before the next try."""
-        status = response.status_code
-        failure = f"answered {status}: {self._excerpt(response.text)}"
-        if (status < 500 and status not in RETRY_STATUSES) or attempt >= self.max_retries:
-            raise ModelUnavailable(f"chat endpoint {self.url} {failure} (after {attempt + 1} tries)")
-        delay = self._backoff(attempt, response)
-        logger.warning(
-            "chat endpoint %s %s; retry %d/%d in %.1f s",
-            self.url,
-            failure,
-            attempt + 1,
-            self.max_retries,
-            delay,
-        )
-        time.sleep(delay)
+        with self._endpoint.stream(payload) as response:
+            yield from _stream_pieces(response.iter_lines(), self.url)
 
     def complete(self, prompt: str, *, system: str | None = None, max_tokens: int | None = None) -> str:
         """The text answer to a single user ``prompt``, after an optional ``system`` message."""
@@ -264,55 +215,7 @@ class ChatModel:
         return self.chat(messages, max_tokens=max_tokens).content
 
     def close(self) -> None:
-        self._client.close()
-
-    def _post(self, payload: dict[str, Any]) -> httpx.Response:
-        attempt = 0
-        while True:
-            response: httpx.Response | None = None
-            cause: Exception | None = None
-            try:
-                with self._slots:
-                    response = self._client.post(self.url, json=payload)
-            except httpx.TimeoutException as exc:
-                failure, cause = f"did not answer within {self.timeout:g} s", exc
-            except httpx.TransportError as exc:
-                failure, cause = f"is unreachable ({exc})", exc
-            else:
-                if response.is_success:
-                    return response
-                status = response.status_code
-                failure = f"answered {status}: {self._excerpt(response.text)}"
-                if status < 500 and status not in RETRY_STATUSES:
-                    raise ModelUnavailable(f"chat endpoint {self.url} {failure}")
-            if attempt >= self.max_retries:
-                raise ModelUnavailable(
-                    f"chat endpoint {self.url} {failure} (after {attempt + 1} tries)"
-                ) from cause
-            delay = self._backoff(attempt, response)
-            logger.warning(
-                "chat endpoint %s %s; retry %d/%d in %.1f s",
-                self.url,
-                failure,
-                attempt + 1,
-                self.max_retries,
-                delay,
-            )
-            time.sleep(delay)
-            attempt += 1
-
-    def _backoff(self, attempt: int, response: httpx.Response | None) -> float:
-        retry_after = response.headers.get("retry-after") if response is not None else None
-        if retry_after is not None:
-            try:
-                return min(max(float(retry_after), 0.0), MAX_BACKOFF_S)
-            except ValueError:
-                pass
-        return float(min(self.retry_backoff * 2**attempt, MAX_BACKOFF_S))
-
-    def _excerpt(self, body: str) -> str:
-        text = " ".join(body.split())[:EXCERPT_CHARS]
-        return text.replace(self._api_key.reveal(), "***") if self._api_key else text
+        self._endpoint.close()
 
 
 def _stream_pieces(lines: Iterator[str], url: str) -> Iterator[str]:

@@ -65,11 +65,52 @@ def _rule(dataset: Dataset, options: ProcessingOptions) -> dict[str, object] | N
     return spec.model_dump() if spec is not None else None
 
 
-def _queued(dataset: Dataset, document_id: str, batch: str) -> Response:
-    """The queued document as it is now (``waiting``), then the workers are woken."""
+def _index(
+    dataset: Dataset,
+    document_id: str | None,
+    *,
+    name: str,
+    data: bytes | None,
+    file_name: str,
+    process_rule: dict[str, object] | None,
+) -> Response:
+    """Queue a new document (``document_id`` None) or a new version of one — new content
+    (``data``), or its stored upload again under a new rule — and answer with it ``waiting`` and
+    the batch to poll; the workers are woken."""
+    batch = new_batch()
+    queue = context().queue
+    if document_id is None:
+        assert data is not None, "a new document needs content"
+        document_id = queue.enqueue(
+            dataset.id, name, data, file_name=file_name, batch=batch, process_rule=process_rule
+        )
+    else:
+        queue.requeue(
+            dataset.id,
+            document_id,
+            batch=batch,
+            name=name,
+            data=data,
+            file_name=file_name,
+            process_rule=process_rule,
+        )
     response = jsonify({"document": document_json(dataset, document_id), "batch": batch})
     _wake()
     return response
+
+
+def _index_file(
+    dataset: Dataset, document_id: str | None, data: FileDocumentData | FileDocumentUpdateData, upload: Upload
+) -> Response:
+    _check_type(upload)
+    return _index(
+        dataset,
+        document_id,
+        name=data.name or upload.name,
+        data=upload.data,
+        file_name=upload.name,
+        process_rule=_rule(dataset, data),
+    )
 
 
 def _wake() -> None:
@@ -88,16 +129,14 @@ def _wake() -> None:
 )
 def create_by_text(dataset_id: str, body: TextDocumentCreate) -> Response:
     dataset = visible_dataset(dataset_id)
-    batch = new_batch()
-    document_id = context().queue.enqueue(
-        dataset.id,
-        body.name,
-        _text_bytes(body.text),
+    return _index(
+        dataset,
+        None,
+        name=body.name,
+        data=_text_bytes(body.text),
         file_name=_text_file_name(body.name),
-        batch=batch,
         process_rule=_rule(dataset, body),
     )
-    return _queued(dataset, document_id, batch)
 
 
 @routes.route(
@@ -110,30 +149,8 @@ def create_by_text(dataset_id: str, body: TextDocumentCreate) -> Response:
     response=QueuedDocument,
 )
 def create_by_file(dataset_id: str, data: FileDocumentData, upload: Upload) -> Response:
-    dataset = visible_dataset(dataset_id)
-    _check_type(upload)
-    batch = new_batch()
-    queue = context().queue
-    if data.original_document_id:
-        queue.requeue(
-            dataset.id,
-            data.original_document_id,
-            batch=batch,
-            name=data.name or upload.name,
-            data=upload.data,
-            file_name=upload.name,
-            process_rule=_rule(dataset, data),
-        )
-        return _queued(dataset, data.original_document_id, batch)
-    document_id = queue.enqueue(
-        dataset.id,
-        data.name or upload.name,
-        upload.data,
-        file_name=upload.name,
-        batch=batch,
-        process_rule=_rule(dataset, data),
-    )
-    return _queued(dataset, document_id, batch)
+    """With ``original_document_id`` in ``data``, a new version of that document (Dify's form)."""
+    return _index_file(visible_dataset(dataset_id), data.original_document_id or None, data, upload)
 
 
 @routes.route(
@@ -152,18 +169,15 @@ def update_by_text(dataset_id: str, document_id: str, body: TextDocumentUpdate) 
         if body.name:
             context().catalog.rename(dataset.id, document_id, body.name)
         return jsonify({"document": document_json(dataset, document_id), "batch": None})
-    batch = new_batch()
     name = body.name or current.name
-    context().queue.requeue(
-        dataset.id,
+    return _index(
+        dataset,
         document_id,
-        batch=batch,
-        name=body.name,
+        name=name,
         data=_text_bytes(body.text) if body.text is not None else None,
         file_name=_text_file_name(name),
         process_rule=rule,
     )
-    return _queued(dataset, document_id, batch)
 
 
 @routes.route(
@@ -179,19 +193,8 @@ def update_by_file(
     dataset_id: str, document_id: str, data: FileDocumentUpdateData, upload: Upload
 ) -> Response:
     dataset = visible_dataset(dataset_id)
-    dataset.document(document_id)
-    _check_type(upload)
-    batch = new_batch()
-    context().queue.requeue(
-        dataset.id,
-        document_id,
-        batch=batch,
-        name=data.name or upload.name,
-        data=upload.data,
-        file_name=upload.name,
-        process_rule=_rule(dataset, data),
-    )
-    return _queued(dataset, document_id, batch)
+    dataset.document(document_id)  # 404 before the upload is looked at
+    return _index_file(dataset, document_id, data, upload)
 
 
 @routes.route(

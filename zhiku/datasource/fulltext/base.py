@@ -1,4 +1,4 @@
-"""The contract every BM25 full-text backend fulfils (Qdrant sparse vectors, rank_bm25)."""
+"""The sparse family of the store contract (Qdrant sparse vectors, rank_bm25)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from zhiku.core.scope import DocumentScope
+from zhiku.datasource.points.base import SegmentStore
 
 
 @dataclass
@@ -19,35 +19,10 @@ class TextRecord:
     enabled: bool = True
 
 
-class FullTextStore(Protocol):
+class FullTextStore(SegmentStore[TextRecord, Sequence[str]], Protocol):
     """BM25 over one dataset's segments.
 
-    ``search`` takes the query's tokens (repeats count) and returns ``(segment_id, bm25)``
-    best first, never disabled records, only records sharing at least one token.
+    ``search(query_tokens, limit)`` takes the query's tokens (repeats count) and returns
+    ``(segment_id, bm25)`` best first, only records sharing at least one token; the rest of the
+    contract is :class:`~zhiku.datasource.points.base.SegmentStore`'s.
     """
-
-    def upsert(self, records: Sequence[TextRecord]) -> None: ...
-
-    def delete(self, ids: Sequence[str]) -> None: ...
-
-    def delete_document(self, document_id: str) -> None: ...
-
-    def set_enabled(self, ids: Sequence[str], enabled: bool) -> None: ...
-
-    def search(
-        self, query_tokens: Sequence[str], limit: int, scope: DocumentScope | None = None
-    ) -> list[tuple[str, float]]: ...
-
-    def ids(self) -> set[str]: ...
-
-    def disabled_ids(self) -> set[str]: ...
-
-    def count(self) -> int: ...
-
-    def flush(self) -> None: ...
-
-    def optimize(self) -> None: ...
-
-    def drop(self) -> None: ...
-
-    def close(self) -> None: ...

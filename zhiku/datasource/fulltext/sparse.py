@@ -30,8 +30,8 @@ import numpy as np
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.fulltext import bm25_math
 from zhiku.datasource.fulltext.base import TextRecord
-from zhiku.datasource.vector.points import (
-    ENABLED_KEY,
+from zhiku.datasource.points.base import PointStore
+from zhiku.datasource.points.collection import (
     PointCollection,
     PointData,
     SparseValues,
@@ -49,7 +49,7 @@ _REWEIGHT_BATCH = 1024
 OPTIMIZE_TOLERANCE = 1e-3
 
 
-class SparseBM25Store:
+class SparseBM25Store(PointStore):
     """The :class:`FullTextStore` contract on a Qdrant collection with one IDF sparse vector.
 
     ``k1`` and ``b`` are BM25's saturation and length normalisation; records remember the values
@@ -60,7 +60,7 @@ class SparseBM25Store:
     def __init__(
         self, collection: PointCollection, k1: float = bm25_math.DEFAULT_K1, b: float = bm25_math.DEFAULT_B
     ) -> None:
-        self._collection = collection
+        super().__init__(collection)
         self.k1 = k1
         self.b = b
         self._lock = threading.RLock()
@@ -140,16 +140,13 @@ class SparseBM25Store:
 
     def delete(self, ids: Sequence[str]) -> None:
         with self._lock:
-            self._collection.delete(canonical_ids(ids))
+            super().delete(ids)
             self._load_stats()
 
     def delete_document(self, document_id: str) -> None:
         with self._lock:
-            self._collection.delete_document(document_id)
+            super().delete_document(document_id)
             self._load_stats()
-
-    def set_enabled(self, ids: Sequence[str], enabled: bool) -> None:
-        self._collection.set_payload(canonical_ids(ids), {ENABLED_KEY: 1 if enabled else 0})
 
     def reweight(self, tolerance: float = 0.0) -> int:
         """Rewrite the records weighted with another avgdl, k1 or b; returns how many changed.
@@ -204,46 +201,21 @@ class SparseBM25Store:
         found = self._collection.search(query, limit, scope=scope)
         return [(pid, score) for pid, score in found if score > 0.0]
 
-    def ids(self) -> set[str]:
-        return {point.id for point in self._collection.scroll(with_vector=False)}
-
-    def disabled_ids(self) -> set[str]:
-        """Records search leaves out, to compare with the rows' flags."""
-        return {p.id for p in self._collection.scroll(with_vector=False) if not p.payload.get(ENABLED_KEY)}
-
-    def count(self) -> int:
-        return self._collection.count()
-
     # -- lifecycle ---------------------------------------------------------------------------
-
-    def flush(self) -> None:
-        self._collection.flush()
 
     def optimize(self) -> None:
         """Reweight records whose avgdl is off by more than 0.1% (a score change far below any
         ranking effect), then let the engine compact: on qdrant-edge that drops deleted points
         from the IDF statistics. Blocks; run it after ingest jobs."""
         self.reweight(tolerance=OPTIMIZE_TOLERANCE)
-        self._collection.optimize()
-
-    def drop(self) -> None:
-        self._collection.drop()
-
-    def close(self) -> None:
-        self._collection.close()
-
-    def __enter__(self) -> SparseBM25Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().optimize()
 
 
 class EdgeSparseBM25Store(SparseBM25Store):
     """BM25 in an embedded qdrant-edge shard at ``path`` (one process at a time, like the vectors)."""
 
     def __init__(self, path: Path, k1: float = bm25_math.DEFAULT_K1, b: float = bm25_math.DEFAULT_B) -> None:
-        from zhiku.datasource.vector.edge_shard import EdgeCollection
+        from zhiku.datasource.points.edge import EdgeCollection
 
         self.path = Path(path)
         super().__init__(EdgeCollection(self.path, VectorSpec(SPARSE), integer_indexes=[LENGTH_KEY]), k1, b)
@@ -255,7 +227,7 @@ class QdrantClientSparseBM25Store(SparseBM25Store):
     def __init__(
         self, location: str, collection: str, k1: float = bm25_math.DEFAULT_K1, b: float = bm25_math.DEFAULT_B
     ) -> None:
-        from zhiku.datasource.vector.qdrant_collection import ClientCollection
+        from zhiku.datasource.points.qdrant import ClientCollection
 
         self.location = location
         self.collection = collection

@@ -8,14 +8,9 @@ import numpy as np
 
 from zhiku.core.errors import InvalidInput
 from zhiku.core.scope import DocumentScope
+from zhiku.datasource.points.base import PointStore
+from zhiku.datasource.points.collection import PointCollection, PointData, base_payload, canonical_ids
 from zhiku.datasource.vector.base import VectorRecord
-from zhiku.datasource.vector.points import (
-    ENABLED_KEY,
-    PointCollection,
-    PointData,
-    base_payload,
-    canonical_ids,
-)
 
 DENSE = "dense"
 
@@ -25,17 +20,18 @@ DENSE = "dense"
 DEFAULT_HNSW_EF = 128
 
 
-class DenseVectorStore:
+class DenseVectorStore(PointStore):
     """Cosine search over one dataset's segment embeddings.
 
     Ids are segment UUID strings; ``document_id`` and ``enabled`` (0/1) ride along as payload, so
     whole documents can be deleted and disabled segments filtered inside the search. ``count`` and
     ``ids`` include disabled records. Vectors need not be normalised (Qdrant normalises them);
     a vector of the wrong size, with NaN/inf or all zeros raises :class:`InvalidInput`.
+    ``optimize`` builds the HNSW graph (embedded store: blocks, see ``points/edge.py``).
     """
 
     def __init__(self, collection: PointCollection, dim: int, hnsw_ef: int = DEFAULT_HNSW_EF) -> None:
-        self._collection = collection
+        super().__init__(collection)
         self.dim = dim
         self.hnsw_ef = hnsw_ef
 
@@ -57,15 +53,6 @@ class DenseVectorStore:
             ]
         )
 
-    def delete(self, ids: Sequence[str]) -> None:
-        self._collection.delete(canonical_ids(ids))
-
-    def delete_document(self, document_id: str) -> None:
-        self._collection.delete_document(document_id)
-
-    def set_enabled(self, ids: Sequence[str], enabled: bool) -> None:
-        self._collection.set_payload(canonical_ids(ids), {ENABLED_KEY: 1 if enabled else 0})
-
     def search(
         self, vector: np.ndarray, limit: int, scope: DocumentScope | None = None
     ) -> list[tuple[str, float]]:
@@ -75,32 +62,3 @@ class DenseVectorStore:
         return self._collection.search(
             self._values(vector), limit, hnsw_ef=max(self.hnsw_ef, limit), scope=scope
         )
-
-    def ids(self) -> set[str]:
-        return {point.id for point in self._collection.scroll(with_vector=False)}
-
-    def disabled_ids(self) -> set[str]:
-        """Records search leaves out, to compare with the rows' flags."""
-        return {p.id for p in self._collection.scroll(with_vector=False) if not p.payload.get(ENABLED_KEY)}
-
-    def count(self) -> int:
-        return self._collection.count()
-
-    def flush(self) -> None:
-        self._collection.flush()
-
-    def optimize(self) -> None:
-        """Build the HNSW graph (embedded store: blocks for seconds to minutes, see EdgeCollection)."""
-        self._collection.optimize()
-
-    def drop(self) -> None:
-        self._collection.drop()
-
-    def close(self) -> None:
-        self._collection.close()
-
-    def __enter__(self) -> DenseVectorStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from zhiku.datasource.points.collection import VectorSpec
+from zhiku.datasource.points.edge import EdgeCollection
 from zhiku.datasource.vector.dense import DEFAULT_HNSW_EF, DENSE, DenseVectorStore
-from zhiku.datasource.vector.edge_shard import EdgeCollection
-from zhiku.datasource.vector.points import VectorSpec
 
 
 class EdgeVectorStore(DenseVectorStore):

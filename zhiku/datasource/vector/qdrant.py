@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from zhiku.datasource.points.collection import VectorSpec
+from zhiku.datasource.points.qdrant import ClientCollection
 from zhiku.datasource.vector.dense import DEFAULT_HNSW_EF, DENSE, DenseVectorStore
-from zhiku.datasource.vector.points import VectorSpec
-from zhiku.datasource.vector.qdrant_collection import ClientCollection
 
 
 class QdrantClientVectorStore(DenseVectorStore):

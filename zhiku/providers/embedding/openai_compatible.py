@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -13,18 +12,16 @@ import numpy as np
 from zhiku.core.errors import ModelUnavailable
 from zhiku.core.secrets import Secret
 from zhiku.providers.embedding.base import ProgressCallback, embed_in_batches, l2_normalize
-
-RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
-MAX_BACKOFF_S = 8.0
-EXCERPT_CHARS = 300
+from zhiku.providers.http import ModelEndpoint, RetryPolicy
 
 
 class OpenAICompatibleEmbedding:
     """POSTs ``{"model", "input": [...]}`` to ``{base_url}/embeddings`` (``base_url`` ends in ``/v1``).
 
-    Connection errors, timeouts, 408/429 and 5xx are retried ``max_retries`` times with
-    exponential backoff starting at ``retry_backoff`` seconds (or the server's ``Retry-After``);
-    any other failure raises :class:`ModelUnavailable` with the status and a body excerpt.
+    Connection errors, timeouts, 429, 500, 502, 503 and 504 are retried ``max_retries`` times with
+    exponential backoff from ``retry_backoff`` seconds or the server's ``Retry-After``, with at
+    most ``max_concurrency`` requests in flight (:mod:`zhiku.providers.http`); any other failure
+    raises :class:`ModelUnavailable` with the status and a body excerpt.
     ``dim`` is learned from the first answer when not given (reading ``dim`` first sends one
     probe request; an empty input gives ``(0, 0)`` while it is unknown). ``timeout`` is in
     seconds per request. Call :meth:`close` when done.
@@ -40,11 +37,11 @@ class OpenAICompatibleEmbedding:
         timeout: float = 30,
         max_retries: int = 3,
         retry_backoff: float = 0.5,
+        max_concurrency: int = 8,
         name: str | None = None,
     ) -> None:
         self.url = base_url.rstrip("/") + "/embeddings"
         self.model = model
-        self._api_key = Secret(api_key) if isinstance(api_key, str) else api_key
         self._dim = dim
         self.batch_size = batch_size
         self.max_retries = max_retries
@@ -52,8 +49,10 @@ class OpenAICompatibleEmbedding:
         parts = urlsplit(self.url)
         host = parts.hostname or ""
         self.name: str = name or f"openai/{host}{f':{parts.port}' if parts.port else ''}/{model}"
-        headers = {"Authorization": f"Bearer {self._api_key.reveal()}"} if self._api_key else {}
-        self._client = httpx.Client(timeout=timeout, headers=headers)
+        retry = RetryPolicy(max_retries, retry_backoff)
+        self._endpoint = ModelEndpoint(
+            self.url, "embedding endpoint", api_key, timeout, retry, max_concurrency
+        )
 
     def __repr__(self) -> str:
         return f"OpenAICompatibleEmbedding(url={self.url!r}, model={self.model!r})"
@@ -75,39 +74,11 @@ class OpenAICompatibleEmbedding:
         return l2_normalize(self._request([text]))[0]
 
     def close(self) -> None:
-        self._client.close()
+        self._endpoint.close()
 
     def _request(self, texts: Sequence[str]) -> np.ndarray:
-        payload = {"model": self.model, "input": list(texts)}
-        attempt = 0
-        while True:
-            response: httpx.Response | None = None
-            cause: Exception | None = None
-            try:
-                response = self._client.post(self.url, json=payload)
-            except httpx.TransportError as exc:
-                failure, cause = f"is unreachable ({exc})", exc
-            else:
-                if response.status_code < 400:
-                    return self._parse(response, len(texts))
-                failure = f"answered {response.status_code}: {self._excerpt(response.text)}"
-                if response.status_code not in RETRY_STATUSES:
-                    raise ModelUnavailable(f"embedding endpoint {self.url} {failure}")
-            if attempt >= self.max_retries:
-                raise ModelUnavailable(
-                    f"embedding endpoint {self.url} {failure} (after {attempt + 1} tries)"
-                ) from cause
-            time.sleep(self._backoff(attempt, response))
-            attempt += 1
-
-    def _backoff(self, attempt: int, response: httpx.Response | None) -> float:
-        retry_after = response.headers.get("retry-after") if response is not None else None
-        if retry_after is not None:
-            try:
-                return min(float(retry_after), MAX_BACKOFF_S)
-            except ValueError:
-                pass
-        return float(min(self.retry_backoff * 2**attempt, MAX_BACKOFF_S))
+        response = self._endpoint.post({"model": self.model, "input": list(texts)})
+        return self._parse(response, len(texts))
 
     def _parse(self, response: httpx.Response, expected: int) -> np.ndarray:
         try:
@@ -117,7 +88,7 @@ class OpenAICompatibleEmbedding:
         except (ValueError, KeyError, TypeError) as exc:
             raise ModelUnavailable(
                 f"embedding endpoint {self.url} sent an unexpected answer ({exc}): "
-                f"{self._excerpt(response.text)}"
+                f"{self._endpoint.excerpt(response.text)}"
             ) from exc
         if rows.ndim != 2 or rows.shape[0] != expected:
             raise ModelUnavailable(
@@ -131,7 +102,3 @@ class OpenAICompatibleEmbedding:
                 f"embedding endpoint {self.url} sent {rows.shape[1]}-d vectors, expected {self._dim}"
             )
         return rows
-
-    def _excerpt(self, body: str) -> str:
-        text = " ".join(body.split())[:EXCERPT_CHARS]
-        return text.replace(self._api_key.reveal(), "***") if self._api_key else text

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -13,12 +12,9 @@ import httpx
 
 from zhiku.core.errors import ConfigError, ModelUnavailable
 from zhiku.core.secrets import Secret
+from zhiku.providers.http import ModelEndpoint, RetryPolicy
 
 RerankStyle = Literal["cohere", "jina", "tei", "dashscope"]
-
-RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
-MAX_BACKOFF_S = 8.0
-EXCERPT_CHARS = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,11 +71,12 @@ class HttpRerank:
     a relevance in ``[0, 1]`` for these four — returned in input order.
 
     Texts go ``batch_size`` per request: TEI refuses more than 32 by default and DashScope caps
-    the tokens of one request. Connection errors, timeouts, 408/429 and 5xx are retried
-    ``max_retries`` times with exponential backoff from ``retry_backoff`` seconds (or the server's
-    ``Retry-After``); any other failure, and an answer that leaves a text unscored, raises
-    :class:`ModelUnavailable`. The API key goes only into the ``Authorization`` header. Call
-    :meth:`close` when done.
+    the tokens of one request. Connection errors, timeouts, 429, 500, 502, 503 and 504 are retried
+    ``max_retries`` times with exponential backoff from ``retry_backoff`` seconds or the server's
+    ``Retry-After``, with at most ``max_concurrency`` requests in flight
+    (:mod:`zhiku.providers.http`); any other failure, and an answer that leaves a text unscored,
+    raises :class:`ModelUnavailable`. The API key goes only into the ``Authorization`` header.
+    Call :meth:`close` when done.
     """
 
     def __init__(
@@ -93,6 +90,7 @@ class HttpRerank:
         max_retries: int = 2,
         batch_size: int = 32,
         retry_backoff: float = 0.5,
+        max_concurrency: int = 8,
         name: str | None = None,
     ) -> None:
         if style not in WIRES:
@@ -109,12 +107,11 @@ class HttpRerank:
         self.batch_size = batch_size
         self.max_retries = max_retries
         self.retry_backoff = retry_backoff
-        self._api_key = Secret(api_key) if isinstance(api_key, str) else api_key
         parts = urlsplit(self.url)
         host = f"{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}"
         self.name: str = name or f"{style}/{host}/{model}"
-        headers = {"Authorization": f"Bearer {self._api_key.reveal()}"} if self._api_key else {}
-        self._client = httpx.Client(timeout=timeout, headers=headers)
+        retry = RetryPolicy(max_retries, retry_backoff)
+        self._endpoint = ModelEndpoint(self.url, "rerank endpoint", api_key, timeout, retry, max_concurrency)
 
     def __repr__(self) -> str:
         return f"HttpRerank(url={self.url!r}, model={self.model!r}, style={self.style!r})"
@@ -124,43 +121,12 @@ class HttpRerank:
         scores: list[float] = []
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
-            response = self._post(self._wire.body(self.model, query, batch))
+            response = self._endpoint.post(self._wire.body(self.model, query, batch))
             scores.extend(self._scores(response, len(batch)))
         return scores
 
     def close(self) -> None:
-        self._client.close()
-
-    def _post(self, body: dict[str, Any]) -> httpx.Response:
-        """The first answer below 400, retrying what a later try may fix."""
-        tries = 0
-        while True:
-            tries += 1
-            try:
-                response = self._client.post(self.url, json=body)
-            except httpx.TransportError as exc:
-                if tries > self.max_retries:
-                    raise ModelUnavailable(
-                        f"rerank endpoint {self.url} is unreachable after {tries} tries: {exc}"
-                    ) from exc
-                time.sleep(self._delay(tries, None))
-                continue
-            if response.status_code < 400:
-                return response
-            failure = f"rerank endpoint {self.url} answered {response.status_code}: {self._excerpt(response)}"
-            if response.status_code not in RETRY_STATUSES:
-                raise ModelUnavailable(failure)
-            if tries > self.max_retries:
-                raise ModelUnavailable(f"{failure} (after {tries} tries)")
-            time.sleep(self._delay(tries, response))
-
-    def _delay(self, tries: int, response: httpx.Response | None) -> float:
-        retry_after = response.headers.get("retry-after") if response is not None else None
-        try:
-            wait = float(retry_after) if retry_after is not None else self.retry_backoff * 2 ** (tries - 1)
-        except ValueError:  # an HTTP date: not worth parsing for a few seconds' wait
-            wait = self.retry_backoff * 2 ** (tries - 1)
-        return min(max(wait, 0.0), MAX_BACKOFF_S)
+        self._endpoint.close()
 
     def _scores(self, response: httpx.Response, expected: int) -> list[float]:
         """The answer's scores put back in request order; every text must have exactly one."""
@@ -177,7 +143,8 @@ class HttpRerank:
                 found[index] = float(score)
         except (ValueError, KeyError, TypeError) as exc:
             raise ModelUnavailable(
-                f"rerank endpoint {self.url} sent an unexpected answer ({exc}): {self._excerpt(response)}"
+                f"rerank endpoint {self.url} sent an unexpected answer ({exc}): "
+                f"{self._endpoint.excerpt(response.text)}"
             ) from exc
         if len(found) != expected:
             missing = [i for i in range(expected) if i not in found]
@@ -186,7 +153,3 @@ class HttpRerank:
                 f"(missing index {', '.join(map(str, missing[:5]))})"
             )
         return [found[i] for i in range(expected)]
-
-    def _excerpt(self, response: httpx.Response) -> str:
-        text = response.text.replace(self._api_key.reveal(), "***") if self._api_key else response.text
-        return " ".join(text.split())[:EXCERPT_CHARS]

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,31 +24,21 @@ import qdrant_edge as qe
 
 from zhiku.core.errors import StoreError
 from zhiku.core.scope import DocumentScope
-from zhiku.datasource.vector.points import (
+from zhiku.datasource.points.collection import (
     DOCUMENT_KEY,
     ENABLED_KEY,
+    MAX_FACET_VALUES,
     PointData,
     SparseValues,
     VectorSpec,
     VectorValue,
     point_from_record,
+    scroll_points,
+    store_errors,
 )
 
 _CONFIG_FILE = "edge_config.json"
 _TEMP_SEGMENTS = "temp_segments"
-#: Distinct values a facet may return (payload lengths of one collection: far fewer).
-_MAX_FACET_VALUES = 1_000_000
-
-
-@contextmanager
-def _store_errors(action: str, path: Path) -> Iterator[None]:
-    """qdrant-edge raises bare ``Exception``; turn it into StoreError naming the shard."""
-    try:
-        yield
-    except StoreError:
-        raise
-    except Exception as exc:
-        raise StoreError(f"qdrant-edge shard {path}: {action} failed: {exc}") from exc
 
 
 class EdgeCollection:
@@ -72,6 +61,7 @@ class EdgeCollection:
     ) -> None:
         self.path = Path(path)
         self.spec = spec
+        self._where = f"qdrant-edge shard {self.path}"
         self.index_threshold_kb = index_threshold_kb
         self._shard: qe.EdgeShard | None = self._open()
         try:
@@ -118,7 +108,7 @@ class EdgeCollection:
 
     def _ensure_indexes(self, indexes: list[tuple[str, qe.PayloadSchemaType]]) -> None:
         shard = self._require()
-        with _store_errors("payload index", self.path):
+        with store_errors("payload index", self._where):
             present = shard.info().payload_schema
             for key, schema in indexes:
                 if key not in present:
@@ -143,24 +133,24 @@ class EdgeCollection:
         batch = [
             qe.Point(p.id, {name: self._vector(p.vector)}, p.payload) for p in points if p.vector is not None
         ]
-        with _store_errors("upsert", self.path):
+        with store_errors("upsert", self._where):
             self._require().update(qe.UpdateOperation.upsert_points(batch))
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
-            with _store_errors("delete", self.path):
+            with store_errors("delete", self._where):
                 self._require().update(qe.UpdateOperation.delete_points(list(ids)))
 
     def delete_document(self, document_id: str) -> None:
         condition = qe.Filter(must=[qe.FieldCondition(DOCUMENT_KEY, match=qe.MatchValue(document_id))])
-        with _store_errors("delete document", self.path):
+        with store_errors("delete document", self._where):
             self._require().update(qe.UpdateOperation.delete_points_by_filter(condition))
 
     def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
         # By filter, so unknown ids are skipped (set_payload by id fails half-way on them).
         if ids:
             condition = qe.Filter(must=[qe.HasIdCondition(set(ids))])
-            with _store_errors("set payload", self.path):
+            with store_errors("set payload", self._where):
                 self._require().update(qe.UpdateOperation.set_payload_by_filter(condition, payload))
 
     # -- reads -------------------------------------------------------------------------------
@@ -187,55 +177,49 @@ class EdgeCollection:
             with_payload=False,
             with_vector=False,
         )
-        with _store_errors("search", self.path):
+        with store_errors("search", self._where):
             return [(str(p.id), float(p.score)) for p in self._require().query(request)]
 
     def retrieve(self, ids: Sequence[str], with_vector: bool) -> list[PointData]:
         if not ids:
             return []
-        with _store_errors("retrieve", self.path):
+        with store_errors("retrieve", self._where):
             records = self._require().retrieve(list(ids), True, [self.spec.name] if with_vector else False)
         return [point_from_record(r, self.spec, with_vector) for r in records]
 
     def scroll(self, with_vector: bool, page_size: int = 1024) -> Iterator[PointData]:
-        offset: Any = None
-        while True:
-            request = qe.ScrollRequest(
-                offset=offset,
-                limit=page_size,
-                with_payload=True,
-                with_vector=[self.spec.name] if with_vector else False,
-            )
-            with _store_errors("scroll", self.path):
-                records, offset = self._require().scroll(request)
-            for record in records:
-                yield point_from_record(record, self.spec, with_vector)
-            if offset is None:
-                return
+        vectors = [self.spec.name] if with_vector else False
+
+        def page(offset: Any) -> tuple[Sequence[Any], Any]:
+            request = qe.ScrollRequest(offset=offset, limit=page_size, with_payload=True, with_vector=vectors)
+            with store_errors("scroll", self._where):
+                return self._require().scroll(request)
+
+        return scroll_points(page, self.spec, with_vector)
 
     def value_counts(self, key: str) -> dict[int, int]:
-        with _store_errors("facet", self.path):
-            response = self._require().facet(qe.FacetRequest(key, limit=_MAX_FACET_VALUES, exact=True))
+        with store_errors("facet", self._where):
+            response = self._require().facet(qe.FacetRequest(key, limit=MAX_FACET_VALUES, exact=True))
         return {int(hit.value): int(hit.count) for hit in response.hits}
 
     def count(self) -> int:
-        with _store_errors("count", self.path):
+        with store_errors("count", self._where):
             return int(self._require().count(qe.CountRequest(exact=True)))
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def flush(self) -> None:
-        with _store_errors("flush", self.path):
+        with store_errors("flush", self._where):
             self._require().flush()
 
     def optimize(self) -> None:
-        with _store_errors("optimize", self.path):
+        with store_errors("optimize", self._where):
             self._require().optimize()
 
     def close(self) -> None:
         if self._shard is not None:
             shard, self._shard = self._shard, None
-            with _store_errors("close", self.path):
+            with store_errors("close", self._where):
                 shard.flush()
                 shard.close()
 

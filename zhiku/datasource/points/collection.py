@@ -2,7 +2,7 @@
 
 The dense vector stores and the sparse BM25 stores are both written against
 :class:`PointCollection`, so the embedded qdrant-edge shard and a qdrant-client collection differ
-only in how they talk to Qdrant (``edge_shard.py``, ``qdrant_collection.py``).
+only in how they talk to Qdrant (``edge.py``, ``qdrant.py``), and each serves both families.
 
 ``enabled`` is stored as the integer 0 or 1: boolean payload filters are broken in
 qdrant-edge-py 0.9 (``MatchValue(True)`` matches nothing).
@@ -11,15 +11,18 @@ qdrant-edge-py 0.9 (``MatchValue(True)`` matches nothing).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
-from zhiku.core.errors import InvalidInput
+from zhiku.core.errors import InvalidInput, StoreError
 from zhiku.core.scope import DocumentScope
 
 DOCUMENT_KEY = "document_id"
 ENABLED_KEY = "enabled"
+#: Distinct values a facet may return (payload lengths of one collection: far fewer).
+MAX_FACET_VALUES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -124,3 +127,29 @@ def point_from_record(record: Any, spec: VectorSpec, with_vector: bool) -> Point
         raw = record.vector[spec.name]
         vector = SparseValues(list(raw.indices), list(raw.values)) if spec.sparse else list(raw)
     return PointData(str(record.id), vector, dict(record.payload or {}))
+
+
+def scroll_points(
+    page: Callable[[Any], tuple[Sequence[Any], Any]], spec: VectorSpec, with_vector: bool
+) -> Iterator[PointData]:
+    """Every point of a collection, reading pages with ``page(offset) -> (records, next_offset)``
+    from offset None until the engine returns no next offset."""
+    offset: Any = None
+    while True:
+        records, offset = page(offset)
+        for record in records:
+            yield point_from_record(record, spec, with_vector)
+        if offset is None:
+            return
+
+
+@contextmanager
+def store_errors(action: str, where: str) -> Iterator[None]:
+    """Turn an engine's exception (qdrant-edge raises bare ``Exception``) into StoreError
+    naming the store (``where``) and what failed; StoreError passes through unchanged."""
+    try:
+        yield
+    except StoreError:
+        raise
+    except Exception as exc:
+        raise StoreError(f"{where}: {action} failed: {exc}") from exc

@@ -19,19 +19,20 @@ from qdrant_client import QdrantClient, models
 
 from zhiku.core.errors import StoreError
 from zhiku.core.scope import DocumentScope
-from zhiku.datasource.vector.points import (
+from zhiku.datasource.points.collection import (
     DOCUMENT_KEY,
     ENABLED_KEY,
+    MAX_FACET_VALUES,
     PointData,
     SparseValues,
     VectorSpec,
     VectorValue,
     point_from_record,
+    scroll_points,
+    store_errors,
 )
 
 MEMORY = ":memory:"
-#: Distinct values a facet may return (payload lengths of one collection: far fewer).
-_MAX_FACET_VALUES = 1_000_000
 
 
 def is_url(location: str) -> bool:
@@ -73,16 +74,6 @@ class _LocalClients:
 _local_clients = _LocalClients()
 
 
-@contextmanager
-def _store_errors(action: str, collection: str) -> Iterator[None]:
-    try:
-        yield
-    except StoreError:
-        raise
-    except Exception as exc:
-        raise StoreError(f"qdrant collection {collection!r}: {action} failed: {exc}") from exc
-
-
 class ClientCollection:
     """One qdrant-client collection holding one named vector, created on first use.
 
@@ -96,6 +87,7 @@ class ClientCollection:
         self.location = location
         self.collection = collection
         self.spec = spec
+        self._where = f"qdrant collection {collection!r}"
         self.local = not is_url(location)
         self._lock: threading.RLock | None = threading.RLock() if self.local else None
         if location == MEMORY:
@@ -105,7 +97,7 @@ class ClientCollection:
         elif self.local:
             self._client = _local_clients.acquire(location)
         else:
-            with _store_errors("connect", collection):
+            with store_errors("connect", self._where):
                 self._client = QdrantClient(url=location)
         with self._guard("create collection"):
             self._create(integer_indexes)
@@ -137,7 +129,7 @@ class ClientCollection:
 
     @contextmanager
     def _guard(self, action: str) -> Iterator[None]:
-        with _store_errors(action, self.collection):
+        with store_errors(action, self._where):
             if self._lock is None:
                 yield
             else:
@@ -221,24 +213,19 @@ class ClientCollection:
         return [point_from_record(r, self.spec, with_vector) for r in records]
 
     def scroll(self, with_vector: bool, page_size: int = 1024) -> Iterator[PointData]:
-        offset: Any = None
-        while True:
+        vectors = [self.spec.name] if with_vector else False
+
+        def page(offset: Any) -> tuple[Sequence[Any], Any]:
             with self._guard("scroll"):
-                records, offset = self._require().scroll(
-                    self.collection,
-                    limit=page_size,
-                    offset=offset,
-                    with_payload=True,
-                    with_vectors=[self.spec.name] if with_vector else False,
+                return self._require().scroll(
+                    self.collection, limit=page_size, offset=offset, with_payload=True, with_vectors=vectors
                 )
-            for record in records:
-                yield point_from_record(record, self.spec, with_vector)
-            if offset is None:
-                return
+
+        return scroll_points(page, self.spec, with_vector)
 
     def value_counts(self, key: str) -> dict[int, int]:
         with self._guard("facet"):
-            response = self._require().facet(self.collection, key, limit=_MAX_FACET_VALUES, exact=True)
+            response = self._require().facet(self.collection, key, limit=MAX_FACET_VALUES, exact=True)
         return {int(hit.value): int(hit.count) for hit in response.hits}
 
     def count(self) -> int:
@@ -271,13 +258,13 @@ class ClientCollection:
 
 def _search_filter(scope: DocumentScope | None) -> models.Filter:
     """Enabled points, of the documents ``scope`` admits."""
-    enabled = _match(ENABLED_KEY, 1)
+    enabled = models.FieldCondition(key=ENABLED_KEY, match=models.MatchValue(value=1))
     if scope is None:
-        return enabled
+        return models.Filter(must=[enabled])
     in_scope = models.FieldCondition(key=DOCUMENT_KEY, match=models.MatchAny(any=sorted(scope.ids)))
     if scope.exclude:
-        return models.Filter(must=enabled.must, must_not=[in_scope])
-    return models.Filter(must=[*(enabled.must or []), in_scope])  # type: ignore[misc]
+        return models.Filter(must=[enabled], must_not=[in_scope])
+    return models.Filter(must=[enabled, in_scope])
 
 
 def _match(key: str, value: str | int) -> models.Filter:
