@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from zhiku.core.errors import ConfigError, StoreError
+from zhiku.core.scope import DocumentScope
 from zhiku.datasource.fulltext import fulltext_stores, open_fulltext_store
 from zhiku.datasource.fulltext.base import FullTextStore, TextRecord
 from zhiku.datasource.fulltext.memory import RankBM25Store
@@ -156,3 +157,11 @@ def test_registry_opens_each_backend(tmp_path: Path) -> None:
         store.close()
     with pytest.raises(ConfigError):
         open_fulltext_store("no-such-store")
+
+
+def test_a_document_scope_is_applied_inside_the_search(store: FullTextStore) -> None:
+    # limit 1: a filter applied after the search would find doc-1's A and drop it
+    assert [s for s, _ in store.search(["tree"], 1, DocumentScope(frozenset({"doc-2"})))] == [C]
+    assert [s for s, _ in store.search(["apple"], 5, DocumentScope(frozenset({"doc-1"}), exclude=True))] == []
+    assert [s for s, _ in store.search(["tree"], 5, DocumentScope(frozenset({"doc-1"}), exclude=True))] == [C]
+    assert store.search(["tree"], 5, DocumentScope(frozenset())) == []

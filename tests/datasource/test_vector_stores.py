@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from zhiku.core.errors import ConfigError, InvalidInput, StoreError
+from zhiku.core.scope import DocumentScope
 from zhiku.datasource.vector import open_vector_store, vector_stores
 from zhiku.datasource.vector.base import VectorRecord, VectorStore
 from zhiku.datasource.vector.edge import EdgeVectorStore
@@ -204,3 +205,21 @@ def test_qdrant_local_directory_is_shared_by_stores(tmp_path: Path) -> None:
     reopened = QdrantClientVectorStore(location, "ds1_dense", DIM)
     assert reopened.ids() == {A}
     reopened.close()
+
+
+def test_a_document_scope_is_applied_inside_the_search(opener: Opener) -> None:
+    store = opener()
+    store.upsert(
+        [
+            VectorRecord(A, unit(1, 0), "doc-1"),
+            VectorRecord(B, unit(1, 0.1), "doc-2"),
+            VectorRecord(C, unit(1, 0.2), "doc-3"),
+            VectorRecord(D, unit(0, 1), "doc-3", enabled=False),
+        ]
+    )
+    query = unit(1, 0)
+    # limit 1: a filter applied after the search would find doc-1's point and drop it
+    assert [i for i, _ in store.search(query, 1, DocumentScope(frozenset({"doc-3"})))] == [C]
+    excluded = store.search(query, 5, DocumentScope(frozenset({"doc-1"}), exclude=True))
+    assert [i for i, _ in excluded] == [B, C]
+    assert store.search(query, 5, DocumentScope(frozenset())) == []
