@@ -7,6 +7,7 @@ from __future__ import annotations
 from flask import Response, jsonify
 
 from zhiku.api import dify
+from zhiku.api.auth import principal
 from zhiku.api.context import context, visible_dataset
 from zhiku.api.errors import ApiError
 from zhiku.api.responses import (
@@ -65,8 +66,18 @@ def _rule(dataset: Dataset, options: ProcessingOptions) -> dict[str, object] | N
     return spec.model_dump() if spec is not None else None
 
 
+def _admit(count: int = 1) -> None:
+    """429 ``queue_full`` when the caller's key already has its most documents queued."""
+    context().quota.admit(_quota_key(), count)
+
+
+def _quota_key() -> str:
+    return principal().key_id or "trusted"
+
+
 def _queued(dataset: Dataset, document_id: str, batch: str) -> Response:
     """The queued document as it is now (``waiting``), then the workers are woken."""
+    context().quota.record(_quota_key(), [document_id])
     response = jsonify({"document": document_json(dataset, document_id), "batch": batch})
     _wake()
     return response
@@ -88,6 +99,7 @@ def _wake() -> None:
 )
 def create_by_text(dataset_id: str, body: TextDocumentCreate) -> Response:
     dataset = visible_dataset(dataset_id)
+    _admit()
     batch = new_batch()
     document_id = context().queue.enqueue(
         dataset.id,
@@ -112,6 +124,7 @@ def create_by_text(dataset_id: str, body: TextDocumentCreate) -> Response:
 def create_by_file(dataset_id: str, data: FileDocumentData, upload: Upload) -> Response:
     dataset = visible_dataset(dataset_id)
     _check_type(upload)
+    _admit()
     batch = new_batch()
     queue = context().queue
     if data.original_document_id:
@@ -152,6 +165,7 @@ def update_by_text(dataset_id: str, document_id: str, body: TextDocumentUpdate) 
         if body.name:
             context().catalog.rename(dataset.id, document_id, body.name)
         return jsonify({"document": document_json(dataset, document_id), "batch": None})
+    _admit()
     batch = new_batch()
     name = body.name or current.name
     context().queue.requeue(
@@ -181,6 +195,7 @@ def update_by_file(
     dataset = visible_dataset(dataset_id)
     dataset.document(document_id)
     _check_type(upload)
+    _admit()
     batch = new_batch()
     context().queue.requeue(
         dataset.id,
@@ -276,8 +291,10 @@ def batch_indexing_status(dataset_id: str, batch: str) -> Response:
 )
 def retry(dataset_id: str, body: DocumentIds) -> Response:
     dataset = visible_dataset(dataset_id)
+    _admit(len(body.document_ids))
     batch = new_batch()
     context().queue.retry(dataset.id, body.document_ids, batch)
+    context().quota.record(_quota_key(), list(body.document_ids))
     _wake()
     return jsonify({"result": "success", "batch": batch})
 
