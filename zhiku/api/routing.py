@@ -112,10 +112,13 @@ class Routes:
 
     def register(self, blueprint: Blueprint, limits: RateLimits | None = None) -> None:
         """Add the views to ``blueprint``, each counted against its route class's rate limit."""
+        limited: dict[str, View] = {}  # aliases share one endpoint, so one limited view
         for operation, name, endpoint in self._views:
             view = endpoint
             if limits is not None and not operation.public:
-                view = limits.apply(endpoint, operation.method, operation.path)
+                if name not in limited:
+                    limited[name] = limits.apply(endpoint, operation.method, operation.path)
+                view = limited[name]
             blueprint.add_url_rule(
                 _flask_path(operation.path), endpoint=name, view_func=view, methods=[operation.method]
             )

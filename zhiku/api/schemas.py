@@ -101,7 +101,7 @@ def unsafe_input(payload: Any, max_depth: int = MAX_JSON_DEPTH) -> tuple[str, st
                 for key, item in value.items():
                     reason = _text_problem(key) if isinstance(key, str) else None
                     if reason:
-                        return _dotted((*path, key[:40])), f"field name {reason}"
+                        return _dotted(path), f"a field name {reason}"
                     stack.append((item, (*path, key)))
             else:
                 stack.extend((item, (*path, index)) for index, item in enumerate(value))
@@ -119,7 +119,7 @@ def _text_problem(text: str) -> str | None:
 
 
 def _dotted(path: tuple[str | int, ...]) -> str:
-    return ".".join(str(part) for part in path) or "body"
+    return ".".join(str(part)[:80] for part in path) or "body"
 
 
 def _unique(values: list[str] | None) -> list[str] | None:

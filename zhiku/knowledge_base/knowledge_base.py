@@ -29,6 +29,7 @@ from zhiku.core.db.models import DocumentJobRow
 from zhiku.core.document_status import IN_PROGRESS, DocumentStatus
 from zhiku.core.documents import Hit
 from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, StoreBusy
+from zhiku.core.private import private_directory, private_file
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.core.secrets import SecretBox
 from zhiku.knowledge_base import llm_options
@@ -56,7 +57,9 @@ class KnowledgeBase:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        settings.home.mkdir(parents=True, exist_ok=True)
+        private_directory(settings.home)
+        if settings.database_url is None:  # the embedded SQLite file, made private before SQLite opens it
+            private_file(settings.home / "zhiku.db")
         # taken before anything else: no store file is opened by a process that does not own it
         self._owner = OwnerLock(settings.home)
         self._engine = make_engine(settings.resolved_database_url)
