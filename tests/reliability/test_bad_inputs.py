@@ -14,9 +14,19 @@ from zhiku import KnowledgeBase
 pytestmark = pytest.mark.reliability
 
 
+#: The parse budget of this run (seconds): no file may keep the worker past it.
+PARSE_SECONDS = 20.0
+
+
+def test_the_corpus_has_at_least_thirty_kinds(tmp_path: Path) -> None:
+    assert len(build_bad_corpus(tmp_path / "bad", big_file_mb=1)) >= 30
+
+
 def test_every_bad_input_is_handled_and_the_rest_stays_searchable(tmp_path: Path) -> None:
     corpus = build_bad_corpus(tmp_path / "bad")
-    with KnowledgeBase.open(tmp_path / "home", embedding_model="synthetic") as kb:
+    with KnowledgeBase.open(
+        tmp_path / "home", embedding_model="synthetic", parse_time_limit=PARSE_SECONDS
+    ) as kb:
         ds = kb.create_dataset("bad")
         good = ds.add_text("good.md", "# 正常文件\n\n青山茶园的正常文档，讲述明前龙井。")
         # several bad files share their bytes (empty ones): keep each, to see each one's outcome
@@ -31,6 +41,10 @@ def test_every_bad_input_is_handled_and_the_rest_stays_searchable(tmp_path: Path
                     info.error,
                 )
                 assert info.segment_count == 0
+                parsed, ended = info.stage_times.get("parsing"), info.stage_times.get("error")
+                if parsed is not None and ended is not None:
+                    spent = (ended - parsed).total_seconds()
+                    assert spent < PARSE_SECONDS + 5, (entry.path.name, spent)
             else:
                 hits = ds.search(entry.searchable, search_method="full_text_search", top_k=3)
                 assert hits and hits[0].document_name == entry.path.name, (entry.searchable, hits[:1])

@@ -8,6 +8,7 @@ import zhiku
 from zhiku.api.context import EXTENSION, ApiContext
 from zhiku.api.errors import register_error_handlers
 from zhiku.api.keys import ApiKeys
+from zhiku.api.limits import QueueQuota, RateLimits
 from zhiku.api.openapi import PREFIX, openapi_document
 from zhiku.api.views import ALL
 from zhiku.api.views.meta import OPENAPI_EXTENSION
@@ -51,8 +52,9 @@ def create_app(
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
     app.json.sort_keys = False  # type: ignore[attr-defined]
     blueprint = Blueprint("v1", __name__, url_prefix=PREFIX)
+    limits = RateLimits(app, settings)
     for group in ALL:
-        group.register(blueprint)
+        group.register(blueprint, limits)
     app.register_blueprint(blueprint)
     register_error_handlers(app)
     app.extensions[EXTENSION] = ApiContext(
@@ -62,6 +64,7 @@ def create_app(
         workers=pool,
         keys=ApiKeys(knowledge_base.sessions),
         catalog=Catalog(knowledge_base.sessions),
+        quota=QueueQuota(knowledge_base.states, settings.queue_max_per_key),
         auth=auth,
         owns_kb=owns_kb,
     )

@@ -8,6 +8,7 @@ from flask import current_app
 
 from zhiku.api.auth import principal
 from zhiku.api.keys import ApiKeys
+from zhiku.api.limits import QueueQuota
 from zhiku.core.config import Settings
 from zhiku.core.errors import NotFound
 from zhiku.knowledge_base import Dataset, KnowledgeBase
@@ -26,6 +27,7 @@ class ApiContext:
     workers: IndexingWorkers | None
     keys: ApiKeys
     catalog: Catalog
+    quota: QueueQuota
     auth: bool
     owns_kb: bool
     #: The token of ``<home>/server.json``: commands run beside ``zhiku serve`` send it as their key.

@@ -36,7 +36,27 @@ STATUS_OF_CODE: dict[str, int] = {
     "archived_document_immutable": 403,
 }
 
-_HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "file_too_large"}
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "file_too_large", 429: "rate_limited"}
+
+#: Failures on the server's side — a model that cannot load, a store that failed — answered with
+#: a message that names nothing of the server (their details hold directories, URLs, settings a
+#: caller has no business seeing); the detail goes to the server log only.
+SERVER_SIDE_MESSAGES: dict[str, str] = {
+    "model_unavailable": "a model this request needs is unavailable; the server log has the details",
+    "store_error": "a store failed to answer; the server log has the details",
+    "store_busy": "the stores are busy in another process; the server log has the details",
+}
+
+
+def _retry_after(exc: HTTPException) -> dict[str, str]:
+    """``Retry-After`` of a rate-limit answer: what the limiter put on its own response, else
+    the seconds to the end of the limit's window."""
+    own = exc.response.headers.get("Retry-After") if exc.response is not None else None
+    if own:
+        return {"Retry-After": own}
+    limit = getattr(exc, "limit", None)
+    seconds = int(limit.limit.get_expiry()) if limit is not None else 60
+    return {"Retry-After": str(max(1, seconds))}
 
 
 class ApiError(Exception):
@@ -79,7 +99,10 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(ZhikuError)
     def _zhiku_error(exc: ZhikuError) -> Response:
-        return error_response(STATUS_OF_CODE.get(exc.code, 400), exc.code, str(exc))
+        message = SERVER_SIDE_MESSAGES.get(exc.code)
+        if message is not None:
+            log.warning("%s: %s", exc.code, exc)
+        return error_response(STATUS_OF_CODE.get(exc.code, 400), exc.code, message or str(exc))
 
     @app.errorhandler(HTTPException)
     def _http_error(exc: HTTPException) -> Response:
@@ -89,8 +112,11 @@ def register_error_handlers(app: Flask) -> None:
             404: "no such endpoint; see /v1/openapi.json",
             405: "method not allowed on this endpoint",
             413: "request body too large",
+            429: f"too many requests for this API key ({exc.description}); retry later",
         }.get(status, exc.description or exc.name or "error")
         response = error_response(status, code, message)
+        if status == 429:
+            response.headers.update(_retry_after(exc))
         if status == 405 and exc.get_response().headers.get("Allow"):
             response.headers["Allow"] = exc.get_response().headers["Allow"]
         return response

@@ -1,4 +1,5 @@
-"""Plugin names a request may use: the registered plugins and the installed entry points.
+"""Plugin names a request may use: the registered plugins and the installed entry points, and
+models the operator configured by name (rerank models, tokenizers).
 
 The registries themselves only resolve registered names and installed entry points (never an
 importable path, which would let a caller with a key run any function of the server); checking
@@ -8,11 +9,11 @@ here as well turns an unknown name into a 400 naming the allowed values, before 
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection
 from importlib.metadata import entry_points
 from typing import Any
 
 from zhiku.core.registry import ENTRY_POINT_GROUP, Registry
-from zhiku.providers.rerank import rerank_models
 
 
 @functools.cache
@@ -36,7 +37,11 @@ def require_plugin(registry: Registry[Any], name: str, what: str) -> str:
     return name
 
 
-def require_rerank_spec(spec: str) -> str:
-    """A rerank spec ``KIND:TARGET`` whose kind is a known plugin."""
-    require_plugin(rerank_models, spec.strip().partition(":")[0], "rerank model kind")
-    return spec
+def require_choice(name: str, configured: Collection[str], what: str, setting: str, field: str = "") -> str:
+    """``name`` if the operator configured it (setting ``setting``); ValueError naming the
+    configured names otherwise. A path or a URL is never a choice: only the operator names those."""
+    if name not in configured:
+        known = ", ".join(sorted(configured)) or f"none (the server sets them: {setting})"
+        where = f"{field}: " if field else ""
+        raise ValueError(f"{where}unknown {what} {name[:80]!r}; configured: {known}")
+    return name

@@ -25,6 +25,8 @@ from werkzeug.datastructures import FileStorage
 from zhiku.api.auth import TRUSTED, authenticate
 from zhiku.api.context import context
 from zhiku.api.errors import ApiError
+from zhiku.api.limits import RateLimits
+from zhiku.api.schemas import MAX_JSON_DEPTH, Choices, unsafe_input
 
 View = Callable[..., ResponseReturnValue]
 
@@ -108,10 +110,17 @@ class Routes:
 
         return decorate
 
-    def register(self, blueprint: Blueprint) -> None:
+    def register(self, blueprint: Blueprint, limits: RateLimits | None = None) -> None:
+        """Add the views to ``blueprint``, each counted against its route class's rate limit."""
+        limited: dict[str, View] = {}  # aliases share one endpoint, so one limited view
         for operation, name, endpoint in self._views:
+            view = endpoint
+            if limits is not None and not operation.public:
+                if name not in limited:
+                    limited[name] = limits.apply(endpoint, operation.method, operation.path)
+                view = limited[name]
             blueprint.add_url_rule(
-                _flask_path(operation.path), endpoint=name, view_func=endpoint, methods=[operation.method]
+                _flask_path(operation.path), endpoint=name, view_func=view, methods=[operation.method]
             )
 
 
@@ -146,8 +155,19 @@ def _endpoint(
 
 
 def _validate(model: type[BaseModel], payload: Any) -> BaseModel:
+    """``payload`` checked for what no field may hold (see :func:`unsafe_input`), then by the
+    model, with the operator's configured choices as the validation context."""
+    problem = unsafe_input(payload)
+    if problem is not None:
+        loc, reason = problem
+        raise ApiError(
+            400,
+            "invalid_param",
+            f"invalid parameters: {loc}: {reason}",
+            details=[{"loc": loc, "msg": reason, "type": "unsafe_input"}],
+        )
     try:
-        return model.model_validate(payload)
+        return model.model_validate(payload, context={"choices": Choices.from_settings(context().settings)})
     except ValidationError as exc:
         raise invalid_param(exc) from None
 
@@ -170,10 +190,20 @@ def _json_body() -> Any:
     raw = request.get_data(cache=True)
     if not raw.strip():
         return {}
+    return _parse_json(raw, "the request body")
+
+
+def _parse_json(raw: str | bytes, what: str) -> Any:
+    """Decoded JSON; 400 ``invalid_json`` for bad JSON and for nesting too deep to decode (a body
+    nested 50,000 deep exhausts the decoder's recursion, which must not become a 500)."""
     try:
         return json.loads(raw)
+    except RecursionError:
+        raise ApiError(
+            400, "invalid_json", f"{what} is nested too deeply (at most {MAX_JSON_DEPTH} levels)"
+        ) from None
     except ValueError as exc:
-        raise ApiError(400, "invalid_json", f"the request body is not valid JSON: {exc}") from None
+        raise ApiError(400, "invalid_json", f"{what} is not valid JSON: {exc}") from None
 
 
 def _is_list(annotation: Any) -> bool:
@@ -203,10 +233,7 @@ def _form_data() -> Any:
     raw = request.form.get("data", "")
     if not raw.strip():
         return {}
-    try:
-        return json.loads(raw)
-    except ValueError as exc:
-        raise ApiError(400, "invalid_json", f"the 'data' form field is not valid JSON: {exc}") from None
+    return _parse_json(raw, "the 'data' form field")
 
 
 def _upload() -> Upload:

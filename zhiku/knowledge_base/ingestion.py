@@ -23,6 +23,7 @@ from zhiku.core.db.models import DocumentRow
 from zhiku.core.document_status import DocumentStatus
 from zhiku.core.documents import Chunk
 from zhiku.core.errors import Cancelled, InvalidInput, TimeLimitExceeded, ZhikuError
+from zhiku.extractors.budget import ParseBudget, parse_budget
 from zhiku.knowledge_base.context import DatasetContext
 from zhiku.knowledge_base.dataset_index import DatasetIndex, DocumentVersion
 from zhiku.knowledge_base.pipeline import Pipeline
@@ -139,7 +140,9 @@ class Ingestion:
             self._context.settings.document_time_limit,
             should_stop=functools.partial(self._states.stop_reason, document_id),
         )
-        with cancellable(token):
+        settings = self._context.settings
+        budget = ParseBudget(settings.parse_time_limit, settings.parse_max_mb)
+        with cancellable(token), parse_budget(budget):
             try:
                 self._check_size(source)
                 chunks = self._pipeline.chunks(

@@ -22,12 +22,14 @@ from zhiku.answers.assistant import AskRequest, Assistant
 from zhiku.answers.config import AnswerConfig
 from zhiku.answers.memory import ConversationStore, Turn
 from zhiku.answers.types import Answer, AnswerEvent
+from zhiku.core.bounded_cache import BoundedCache
 from zhiku.core.config import Settings
 from zhiku.core.db import DatasetRow, DocumentRow, make_engine, make_session_factory
 from zhiku.core.db.models import DocumentJobRow
 from zhiku.core.document_status import IN_PROGRESS, DocumentStatus
 from zhiku.core.documents import Hit
 from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, StoreBusy
+from zhiku.core.private import private_directory, private_file
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.core.secrets import SecretBox
 from zhiku.knowledge_base import llm_options
@@ -46,13 +48,18 @@ from zhiku.retrieval.multi_path import Merge
 from zhiku.retrieval.routing import RoutedRetrieval
 from zhiku.retrieval.types import RetrievalResult, Routing
 
+#: Opened rerank and chat models kept at once (each may hold a connection pool or weights).
+MODEL_CACHE_SIZE = 16
+
 
 class KnowledgeBase:
     """A data directory (or database URL + Qdrant URL) holding any number of datasets."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        settings.home.mkdir(parents=True, exist_ok=True)
+        private_directory(settings.home)
+        if settings.database_url is None:  # the embedded SQLite file, made private before SQLite opens it
+            private_file(settings.home / "zhiku.db")
         # taken before anything else: no store file is opened by a process that does not own it
         self._owner = OwnerLock(settings.home)
         self._engine = make_engine(settings.resolved_database_url)
@@ -61,8 +68,8 @@ class KnowledgeBase:
         self._embeddings: dict[str, CachedEmbedding] = {}
         self._lock = threading.Lock()
         self._retrieval: RoutedRetrieval | None = None
-        self._chats: dict[str, ChatModel] = {}
-        self._reranks: dict[str, RerankModel] = {}
+        self._chats: BoundedCache[str, ChatModel] = BoundedCache(MODEL_CACHE_SIZE)
+        self._reranks: BoundedCache[str, RerankModel] = BoundedCache(MODEL_CACHE_SIZE)
         self._assistant: Assistant | None = None
         self._conversations = ConversationStore(self._sessions, token_counter())
         self._states = DocumentStates(self._sessions)
@@ -102,9 +109,8 @@ class KnowledgeBase:
             if self._retrieval is not None:
                 self._retrieval.close()
                 self._retrieval = None
-            for chat in self._chats.values():
-                chat.close()
             self._chats.clear()
+            self._reranks.clear()
         self._engine.dispose()
         self._owner.release()
 
@@ -281,31 +287,33 @@ class KnowledgeBase:
         own ``llm`` options); ConfigError when no endpoint or model is set."""
         # a Secret prints as *** : key the cache by its hash, so two keys never share a client
         key = json.dumps(override or {}, sort_keys=True, default=lambda value: f"{type(value)}:{hash(value)}")
-        with self._lock:
-            if key not in self._chats:
-                self._chats[key] = ChatModel.from_settings(self.settings, override)
-            return self._chats[key]
+        return self._chats.get(key, lambda: ChatModel.from_settings(self.settings, override))
 
     def rerank_model(self, spec: str | None = None) -> RerankModel | None:
         """The rerank model ``spec`` names (default ``ZHIKU_RERANK_MODEL``), or None when neither
-        names one. ``http:`` specs use ``rerank_base_url``, ``rerank_api_key`` and ``rerank_style``."""
+        names one. ``spec`` is a name of the ``rerank_models`` setting (the model is then called by
+        that name) or a spec ``KIND:TARGET``; ``http:`` specs use ``rerank_base_url``,
+        ``rerank_api_key`` and ``rerank_style``. Opened models are kept in a bounded cache."""
         spec = spec or self.settings.rerank_model
         if spec is None:
             return None
-        with self._lock:
-            if spec not in self._reranks:
-                from zhiku.providers.rerank import open_rerank_model
+        return self._reranks.get(spec, lambda: self._open_rerank(spec))
 
-                options: dict[str, Any] = {}
-                if spec.startswith("http:"):
-                    key = self.settings.rerank_api_key
-                    options = {
-                        "base_url": self.settings.rerank_base_url,
-                        "api_key": key,
-                        "style": self.settings.rerank_style,
-                    }
-                self._reranks[spec] = open_rerank_model(spec, options)
-            return self._reranks[spec]
+    def _open_rerank(self, name: str) -> RerankModel:
+        from zhiku.providers.rerank import open_rerank_model
+
+        spec = self.settings.rerank_models.get(name, name)
+        options: dict[str, Any] = {}
+        if spec.startswith("http:"):
+            options = {
+                "base_url": self.settings.rerank_base_url,
+                "api_key": self.settings.rerank_api_key,
+                "style": self.settings.rerank_style,
+            }
+        model = open_rerank_model(spec, options)
+        # a retrieval config names the model as the caller did: the configured name, or the spec
+        model.name = name
+        return model
 
     def routed_retrieval(self) -> RoutedRetrieval:
         embedding = self.embedding(self.settings.embedding_model, {})

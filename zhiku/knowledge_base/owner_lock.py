@@ -31,7 +31,7 @@ class OwnerLock:
         if fcntl is None:
             self.held = True
             return
-        fd = os.open(home / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(home / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

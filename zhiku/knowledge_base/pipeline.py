@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -35,8 +35,9 @@ Stage = Literal["parsing", "cleaning", "splitting"]
 class PipelineSpec(BaseModel):
     """A dataset's process rule.
 
-    ``length`` is ``"cl100k_base"`` (tiktoken, offline) or the path of a local transformers
-    tokenizer directory; ``max_tokens`` and ``chunk_overlap`` count those tokens.
+    ``length`` is ``"cl100k_base"`` (tiktoken, offline), the name of a tokenizer of the setting
+    ``tokenizers``, or (Python API) the path of a local transformers tokenizer directory;
+    ``max_tokens`` and ``chunk_overlap`` count those tokens.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -56,12 +57,16 @@ class PipelineSpec(BaseModel):
         splitters.factory(self.splitter)
         index_processors.factory(self.doc_form)
 
-    def build(self, chat: Callable[[], ChatModel] | None = None) -> Pipeline:
-        """The pipeline; ``chat`` gives the chat model a ``qa_model`` dataset needs."""
+    def build(
+        self, chat: Callable[[], ChatModel] | None = None, tokenizers: Mapping[str, Path] | None = None
+    ) -> Pipeline:
+        """The pipeline; ``chat`` gives the chat model a ``qa_model`` dataset needs; ``tokenizers``
+        the directories of the tokenizers the operator named (setting ``tokenizers``), so a
+        ``length`` naming one of them reads that directory."""
         length = (
             TiktokenLength()
             if self.length == "cl100k_base"
-            else TransformersTokenizerLength(Path(self.length))
+            else TransformersTokenizerLength(Path((tokenizers or {}).get(self.length, self.length)))
         )
         overlap = min(self.chunk_overlap, self.max_tokens // 2)
         factory = splitters.factory(self.splitter)

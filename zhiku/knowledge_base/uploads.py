@@ -69,7 +69,7 @@ class Uploads:
         truncated upload where the workers would read it.
         """
         folder = self._folder(document_id)
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         target = folder / safe_filename(name)
         handle, temp = tempfile.mkstemp(dir=folder, prefix=".part-")
         try:

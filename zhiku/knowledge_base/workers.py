@@ -99,7 +99,9 @@ class IndexingWorkers:
         try:
             dataset = self._kb.dataset(job.dataset_id)
             pipeline = (
-                PipelineSpec.model_validate(job.process_rule).build(chat=dataset.chat_model)
+                PipelineSpec.model_validate(job.process_rule).build(
+                    chat=dataset.chat_model, tokenizers=self._kb.settings.tokenizers
+                )
                 if job.process_rule
                 else None
             )

@@ -13,6 +13,7 @@ from zhiku.api.responses import DatasetOut, DatasetPage
 from zhiku.api.routing import Routes
 from zhiku.api.schemas import DatasetCreate, DatasetListQuery, DatasetUpdate
 from zhiku.api.views.common import datasets_json, offset, page
+from zhiku.core.errors import AlreadyExists
 from zhiku.knowledge_base.pipeline import PipelineSpec
 
 routes = Routes("datasets")
@@ -84,12 +85,14 @@ def update_dataset(dataset_id: str, body: DatasetUpdate) -> Response:
             "create a new dataset instead",
         )
     rule = dify.pipeline_spec(body.process_rule, body.doc_form, body.doc_language, dataset.process_rule)
-    dataset.update(  # AlreadyExists when the new name is taken
-        name=body.name,
-        description=body.description,
-        retrieval=parse_retrieval(body.retrieval_model, dataset.retrieval) if body.retrieval_model else None,
-        process_rule=rule,
-    )
+    retrieval = parse_retrieval(body.retrieval_model, dataset.retrieval) if body.retrieval_model else None
+    try:
+        dataset.update(name=body.name, description=body.description, retrieval=retrieval, process_rule=rule)
+    except AlreadyExists:
+        if principal().datasets is None:
+            raise
+        # a scoped key learns nothing of datasets outside its scope, their names included
+        raise ApiError(409, "already_exists", "this dataset name cannot be used; choose another") from None
     return jsonify(datasets_json([dataset.id])[0])
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from flask import Response, jsonify
 
 from zhiku.api import dify
+from zhiku.api.auth import principal
 from zhiku.api.context import context, visible_dataset
 from zhiku.api.errors import ApiError
 from zhiku.api.responses import (
@@ -65,6 +66,15 @@ def _rule(dataset: Dataset, options: ProcessingOptions) -> dict[str, object] | N
     return spec.model_dump() if spec is not None else None
 
 
+def _admit(count: int = 1) -> None:
+    """429 ``queue_full`` when the caller's key already has its most documents queued."""
+    context().quota.admit(_quota_key(), count)
+
+
+def _quota_key() -> str:
+    return principal().key_id or "trusted"
+
+
 def _index(
     dataset: Dataset,
     document_id: str | None,
@@ -77,6 +87,7 @@ def _index(
     """Queue a new document (``document_id`` None) or a new version of one — new content
     (``data``), or its stored upload again under a new rule — and answer with it ``waiting`` and
     the batch to poll; the workers are woken."""
+    _admit()
     batch = new_batch()
     queue = context().queue
     if document_id is None:
@@ -94,6 +105,7 @@ def _index(
             file_name=file_name,
             process_rule=process_rule,
         )
+    context().quota.record(_quota_key(), [document_id])
     response = jsonify({"document": document_json(dataset, document_id), "batch": batch})
     _wake()
     return response
@@ -279,8 +291,10 @@ def batch_indexing_status(dataset_id: str, batch: str) -> Response:
 )
 def retry(dataset_id: str, body: DocumentIds) -> Response:
     dataset = visible_dataset(dataset_id)
+    _admit(len(body.document_ids))
     batch = new_batch()
     context().queue.retry(dataset.id, body.document_ids, batch)
+    context().quota.record(_quota_key(), list(body.document_ids))
     _wake()
     return jsonify({"result": "success", "batch": batch})
 

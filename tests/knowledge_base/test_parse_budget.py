@@ -1,0 +1,36 @@
+"""A document too costly to parse ends ``error`` within its budget and frees the worker: the next
+document starts at once and is searchable."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+import zhiku.benchmarking  # noqa: F401 - registers the fast "synthetic" embedding model
+from tests.fixtures.make_files import make_empty_paragraphs_docx, make_noise_docx, make_text
+from zhiku import KnowledgeBase
+
+pytestmark = pytest.mark.reliability
+
+
+def test_docx_bombs_end_within_the_budget_and_the_next_document_starts_at_once(tmp_path: Path) -> None:
+    ratio_bomb = make_empty_paragraphs_docx(tmp_path / "empty.docx", 400_000)  # 4 KB → 2.4 MB
+    slow = make_noise_docx(tmp_path / "noise.docx", 200_000)  # ~15 s to parse whole
+    good = make_text(tmp_path / "good.txt", "青山茶园的明前龙井在清明前采摘。")
+    with KnowledgeBase.open(tmp_path / "home", embedding_model="synthetic", parse_time_limit=1.0) as kb:
+        ds = kb.create_dataset("budget")
+        started = time.monotonic()
+        bomb, costly, fine = ds.add_files([ratio_bomb, slow, good])
+        elapsed = time.monotonic() - started
+        assert bomb.status == "error" and "zip bomb" in (bomb.error or ""), bomb.error
+        assert costly.status == "error", costly.error
+        assert "DOCX too costly to parse" in (costly.error or ""), costly.error
+        assert fine.status == "completed", fine.error
+        assert elapsed < 12, elapsed  # the budget plus building one lxml tree, not the whole parse
+        ended = costly.stage_times["error"]
+        next_started = fine.stage_times["parsing"]
+        assert ended is not None and next_started is not None
+        assert (next_started - ended).total_seconds() < 2
+        assert ds.search("明前龙井", search_method="full_text_search")[0].document_id == fine.id

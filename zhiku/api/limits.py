@@ -1,0 +1,122 @@
+"""Per-key limits: requests per minute per route class (Flask-Limiter), documents queued.
+
+Every operation belongs to one route class — ``read`` (GET), ``search`` (retrieval, chat),
+``ingest`` (a document created or replaced) or ``write`` (every other change) — and each class
+has its own requests-per-minute limit per API key (settings ``rate_limit_<class>``, 0: none, the
+default). A request past its limit is answered 429 ``rate_limited`` with ``Retry-After``. The
+counter is keyed by a hash of the bearer key as sent (a wrong key spends its own counter, so
+guessing keys is limited too), or by the client address without one.
+
+A key may also have at most ``queue_max_per_key`` documents waiting or being indexed at once
+(429 ``queue_full``), so one caller cannot bury the indexing workers under its uploads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable
+from typing import Literal
+
+from flask import Flask, request
+from flask.typing import ResponseReturnValue
+from flask_limiter import Limiter
+
+from zhiku.api.errors import ApiError
+from zhiku.core.config import Settings
+from zhiku.core.document_status import IN_PROGRESS, DocumentStatus
+from zhiku.knowledge_base.document_states import DocumentStates
+
+RouteClass = Literal["read", "write", "search", "ingest"]
+View = Callable[..., ResponseReturnValue]
+
+_SEARCH_PATHS = ("/retrieve", "/hit-testing", "/kb-search", "/chat-messages", "/chat/completions")
+_INGEST_PATHS = ("/create-by-", "/create_by_", "/update-by-", "/update_by_", "/retry")
+
+
+def route_class(method: str, path: str) -> RouteClass:
+    """The class of an operation, from its method and OpenAPI path."""
+    if any(path.endswith(tail) for tail in _SEARCH_PATHS):
+        return "search"
+    if method == "GET":
+        return "read"
+    if any(part in path for part in _INGEST_PATHS):
+        return "ingest"
+    return "write"
+
+
+def caller_key() -> str:
+    """Who a rate limit counts: the bearer key as sent (hashed), else the client address."""
+    _, _, token = request.headers.get("Authorization", "").partition(" ")
+    token = token.strip()
+    if token:
+        return "key:" + hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:32]
+    return f"addr:{request.remote_addr or ''}"
+
+
+class RateLimits:
+    """The app's Flask-Limiter (in-memory counters: one server process) and the limit of each
+    route class from the settings."""
+
+    def __init__(self, app: Flask, settings: Settings) -> None:
+        self.per_minute: dict[RouteClass, int] = {
+            "read": settings.rate_limit_read,
+            "write": settings.rate_limit_write,
+            "search": settings.rate_limit_search,
+            "ingest": settings.rate_limit_ingest,
+        }
+        self.limiter = Limiter(
+            caller_key,
+            app=app,
+            storage_uri="memory://",
+            headers_enabled=True,
+            strategy="moving-window",
+        )
+
+    def apply(self, view: View, method: str, path: str) -> View:
+        """``view`` counted against its route class's limit (unchanged when the class has none)."""
+        kind = route_class(method, path)
+        limit = self.per_minute[kind]
+        if not limit:
+            return view
+        return self.limiter.shared_limit(f"{limit}/minute", scope=kind)(view)
+
+
+class QueueQuota:
+    """Documents each key has waiting or being indexed, at most ``limit`` (0: no limit).
+
+    Counted in this process: the ids a key queued are kept until they are no longer waiting or
+    in progress, so the memory a key holds is bounded by the limit itself.
+    """
+
+    def __init__(self, states: DocumentStates, limit: int) -> None:
+        self._states = states
+        self.limit = limit
+        self._queued: dict[str, set[str]] = {}
+        self._lock = threading.Lock()
+
+    def admit(self, key: str, count: int = 1) -> None:
+        """429 ``queue_full`` when ``key`` already has ``limit`` documents queued."""
+        if not self.limit:
+            return
+        with self._lock:
+            queued = self._queued.get(key, set())
+            active = self._states.among(queued, (DocumentStatus.WAITING, *IN_PROGRESS)) if queued else set()
+            if active:
+                self._queued[key] = active
+            else:
+                self._queued.pop(key, None)
+            if len(active) + count > self.limit:
+                raise ApiError(
+                    429,
+                    "queue_full",
+                    f"this API key has {len(active)} documents waiting or being indexed (the limit is "
+                    f"{self.limit}); send more when some are done",
+                    headers={"Retry-After": "60"},
+                )
+
+    def record(self, key: str, document_ids: list[str]) -> None:
+        if not self.limit:
+            return
+        with self._lock:
+            self._queued.setdefault(key, set()).update(document_ids)
