@@ -51,6 +51,11 @@ def from_dify(data: dict[str, Any], base: RetrievalConfig | None = None) -> Retr
     config["reranking"] = reranking
     if data.get("metadata_filtering_conditions") is not None:
         config["metadata_filter"] = data["metadata_filtering_conditions"]
+    mode = data.get("metadata_filtering_mode")
+    if mode == "disabled":
+        config["metadata_filter"] = None
+    if mode is not None:
+        config["metadata_filtering_mode"] = "automatic" if mode == "automatic" else "manual"
     return RetrievalConfig.model_validate(config)
 
 
@@ -76,4 +81,5 @@ def to_dify(config: RetrievalConfig) -> dict[str, Any]:
         "metadata_filtering_conditions": (
             config.metadata_filter.model_dump() if config.metadata_filter is not None else None
         ),
+        "metadata_filtering_mode": config.metadata_filtering_mode,
     }

@@ -447,6 +447,7 @@ class DifyRetrievalModel(BaseModel):
     score_threshold_enabled: bool | None = None
     score_threshold: float | None = None
     metadata_filtering_conditions: MetadataFilter | None = None
+    metadata_filtering_mode: Literal["disabled", "manual", "automatic"] | None = None
 
 
 class DifyPreProcessingRule(BaseModel):

@@ -68,6 +68,8 @@ class RetrievalConfig(BaseModel):
     reorder: bool = False
     #: only documents whose metadata pass these conditions (see :mod:`zhiku.core.metadata`)
     metadata_filter: MetadataFilter | None = None
+    #: ``automatic``: the chat model also writes conditions from the question (both must pass)
+    metadata_filtering_mode: Literal["manual", "automatic"] = "manual"
 
     @field_validator("hybrid_methods")
     @classmethod

@@ -28,3 +28,13 @@ class DocumentScope:
 
     def admits(self, document_id: str) -> bool:
         return (document_id in self.ids) != self.exclude
+
+    def intersect(self, other: DocumentScope) -> DocumentScope:
+        """The documents both scopes admit (two filters that must both pass)."""
+        if self.exclude and other.exclude:
+            return DocumentScope(self.ids | other.ids, exclude=True)
+        if self.exclude:
+            return DocumentScope(other.ids - self.ids)
+        if other.exclude:
+            return DocumentScope(self.ids - other.ids)
+        return DocumentScope(self.ids & other.ids)

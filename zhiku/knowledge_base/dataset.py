@@ -22,9 +22,11 @@ from zhiku.core.documents import Chunk, Hit, Segment, content_hash, segment_id
 from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, ZhikuError
 from zhiku.core.metadata import MetadataFilter
 from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.core.scope import DocumentScope
 from zhiku.index_processors import ChunkFailure
 from zhiku.index_processors.qa import renumber
 from zhiku.knowledge_base import llm_options
+from zhiku.knowledge_base.automatic_filter import AutomaticFilterResult, automatic_filter
 from zhiku.knowledge_base.catalog import Catalog
 from zhiku.knowledge_base.context import DatasetContext
 from zhiku.knowledge_base.dataset_index import DocumentVersion
@@ -467,11 +469,30 @@ class Dataset:
         model = None
         if config.reranking.mode == "reranking_model":
             model = self._context.rerank_model(config.reranking.model)
-        scope = self.metadata.scope(config.metadata_filter) if config.metadata_filter else None
+        scope = self._scope(query, config)
         fused = index.search_service.retrieve(
             query, config, rerank_model=model, semantic_query=semantic_query, scope=scope
         )
         return hits_of(self._context.sessions, self.id, fused)
+
+    def automatic_filter(self, question: str) -> AutomaticFilterResult:
+        """The metadata conditions the chat model writes for ``question`` over this dataset's
+        fields (what ``metadata_filtering_mode="automatic"`` applies), with notes on any dropped."""
+        metadata = self.metadata
+        return automatic_filter(
+            self.chat_model(), question, metadata.fields(), builtin=metadata.builtin_enabled
+        )
+
+    def _scope(self, query: str, config: RetrievalConfig) -> DocumentScope | None:
+        """The documents a search may return: the manual filter's and the automatic one's."""
+        metadata = self.metadata
+        scope = metadata.scope(config.metadata_filter) if config.metadata_filter else None
+        if config.metadata_filtering_mode == "automatic":
+            written = self.automatic_filter(query).metadata_filter
+            automatic = metadata.scope(written) if written is not None else None
+            if automatic is not None:
+                scope = automatic if scope is None else scope.intersect(automatic)
+        return scope
 
     def count_hits(self, segment_ids: Sequence[str]) -> None:
         """Add one to the ``hit_count`` of each segment a retrieval returned (the API counts the
