@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Float, String, and_, cast, func, not_, or_, select
+from sqlalchemy import Float, String, and_, case, cast, func, not_, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -164,9 +164,8 @@ class DatasetMetadata:
             tests = [_sql(c) for c in checked]
             matches = and_(*tests) if metadata_filter.logical_operator == "and" else or_(*tests)
             of_dataset = DocumentRow.dataset_id == self.dataset_id
-            kept = select(func.count()).where(of_dataset, matches)
-            total = session.scalar(select(func.count()).where(of_dataset)) or 0
-            kept_count = session.scalar(kept.select_from(DocumentRow)) or 0
+            kept = func.coalesce(func.sum(case((matches, 1), else_=0)), 0)
+            total, kept_count = session.execute(select(func.count(), kept).where(of_dataset)).one()
             if kept_count <= total - kept_count:
                 ids = session.scalars(select(DocumentRow.id).where(of_dataset, matches))
                 return DocumentScope(frozenset(ids))
