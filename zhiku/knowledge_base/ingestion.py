@@ -134,6 +134,11 @@ class Ingestion:
             if self._on_progress:
                 self._on_progress(source.name, done, total)
 
+    def prepare(self, source: Source, document_id: str) -> DocumentVersion | None:
+        """Make one document's new version, its vectors cached, without writing it (a Celery
+        worker beside embedded stores hands it to their owner); None when it failed or stopped."""
+        return self._prepare(source, document_id)
+
     def _prepare(self, source: Source, document_id: str) -> DocumentVersion | None:
         """Extract, clean, split, transform and embed one document under its cancel token."""
         token = CancelToken.with_time_limit(
