@@ -444,7 +444,7 @@ class Dataset:
         embedding cache) without writing any store: the new version, left ``indexing`` for the
         process owning the stores to write; None when the run failed or was stopped (the
         document says why)."""
-        ingestion = Ingestion(self._context, self.id, pipeline or self.pipeline())
+        ingestion = Ingestion(self._context, self.id, pipeline or self.pipeline(), open_stores=False)
         return ingestion.prepare(source, document_id)
 
     def segment_editor(self) -> SegmentEditor:

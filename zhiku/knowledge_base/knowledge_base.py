@@ -86,6 +86,7 @@ class KnowledgeBase:
             states=self._states,
             secrets=self._secrets,
             index=self.dataset_index,
+            embedding=self.dataset_embedding,
             chat_model=self.chat_model,
             rerank_model=self.rerank_model,
         )
@@ -361,6 +362,11 @@ class KnowledgeBase:
         if key not in self._embeddings:
             self._embeddings[key] = open_embedding(name, options, self._sessions)
         return self._embeddings[key]
+
+    def dataset_embedding(self, dataset_id: str) -> CachedEmbedding:
+        """The dataset's embedding model (shared with its index), opened without its stores."""
+        row = self._dataset_row(dataset_id)
+        return self.embedding(row.embedding_model, row.embedding_options or {})
 
     def dataset_index(self, dataset_id: str) -> DatasetIndex:
         """The dataset's opened stores (opened once). In a process that does not own the embedded
