@@ -128,10 +128,11 @@ class CeleryIndexing:
 
 
 def queue_depth(app: Celery) -> int:
-    """Tasks waiting in the broker's indexing queue (not yet taken by a worker)."""
+    """Tasks waiting in the broker's indexing queue (not yet taken by a worker). The queue is
+    declared as Celery declares it (Redis has no key for an empty queue, so a passive look fails)."""
     with app.connection_for_read() as connection:
         channel: Any = connection.default_channel
-        return int(channel.queue_declare(queue=QUEUE, passive=True).message_count)
+        return int(channel.queue_declare(queue=QUEUE, durable=True, auto_delete=False).message_count)
 
 
 def workers_alive(app: Celery, timeout: float = 1.0) -> list[str]:
