@@ -209,7 +209,8 @@ def test_pause_resume_delete_and_status_across_processes(
             while not _leased_by(engine, worker.pid):
                 assert time.monotonic() < deadline
                 time.sleep(0.02)
-            assert client.patch(f"/datasets/{dataset}/documents/{running}/processing/pause").status_code == 200
+            document_url = f"/datasets/{dataset}/documents/{running}"
+            assert client.patch(f"{document_url}/processing/pause").status_code == 200
             assert client.delete(f"/datasets/{dataset}/documents/{queued}").status_code == 200
             time.sleep(2)  # the worker stops at its next checkpoint
             assert status_of(running) == "paused"
@@ -220,7 +221,7 @@ def test_pause_resume_delete_and_status_across_processes(
             assert len(report["workers_alive"]) == 1 and report["queue_depth"] == 0
             assert report["documents"] == {"paused": 1}
 
-            assert client.patch(f"/datasets/{dataset}/documents/{running}/processing/resume").status_code == 200
+            assert client.patch(f"{document_url}/processing/resume").status_code == 200
             deadline = time.monotonic() + 120
             while status_of(running) != "completed":
                 assert time.monotonic() < deadline, status_of(running)
