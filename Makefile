@@ -5,14 +5,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 HOME_DIR ?= $(HOME)/.zhiku
 
-.PHONY: demo test test-postgres bench fuzz eval lint clean
+.PHONY: demo test test-postgres test-scaleout bench bench-workers fuzz eval lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch pinned first, so that the [torch] extra below finds it satisfied
 	$(BIN)/pip install --quiet "torch==2.13.0"
-	$(BIN)/pip install --quiet -e ".[torch,postgres,dev]"
+	$(BIN)/pip install --quiet -e ".[torch,postgres,celery,dev]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -21,9 +21,17 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
-# The database-touching tests again on a throwaway PostgreSQL server (installed if missing).
+# The database-touching tests again on a throwaway PostgreSQL server (installed if missing), with
+# a throwaway Redis beside it, so the Celery worker tests run on PostgreSQL too.
 test-postgres: $(STAMP)
-	PYTHON=$(BIN)/python bash scripts/ci_postgres.sh
+	PYTHON=$(BIN)/python bash scripts/ci_redis.sh bash scripts/ci_postgres.sh
+
+# Celery workers on a throwaway Redis (redis-server installed if missing), on SQLite.
+test-scaleout: $(STAMP)
+	PYTHON=$(BIN)/python bash scripts/ci_redis.sh $(BIN)/python -m pytest -q tests/scaleout
+
+bench-workers: $(STAMP)
+	PYTHON=$(BIN)/python bash scripts/ci_redis.sh $(BIN)/python benchmarks/worker_throughput.py
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py

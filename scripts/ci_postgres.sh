@@ -12,7 +12,10 @@ PYTHON=${PYTHON:-.venv/bin/python}
 # Every test that opens a knowledge base, the API, the CLI or an engine of its own, except the
 # crash harness: it snapshots a data directory by copying it, which copies no external database.
 TESTS=(tests/core tests/knowledge_base tests/retrieval tests/api tests/reliability tests/cli tests/answers tests/agent_tools
+    tests/scaleout
     --ignore=tests/reliability/test_crash_kill.py)
+# Arguments replace that list: bash scripts/ci_postgres.sh tests/scaleout
+[ "$#" -eq 0 ] || TESTS=("$@")
 
 server_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 

@@ -16,8 +16,9 @@ from zhiku.core.config import Settings
 from zhiku.core.errors import StoreBusy
 from zhiku.knowledge_base import KnowledgeBase
 from zhiku.knowledge_base.catalog import Catalog
+from zhiku.knowledge_base.celery_queue import CeleryIndexing, TaskSender, celery_app
 from zhiku.knowledge_base.jobs import IndexingQueue
-from zhiku.knowledge_base.uploads import Uploads
+from zhiku.knowledge_base.uploads import open_uploads
 from zhiku.knowledge_base.workers import IndexingWorkers
 
 #: Room above the upload limit for the rest of a multipart form or a JSON body.
@@ -28,7 +29,9 @@ def create_app(
     settings: Settings, kb: KnowledgeBase | None = None, *, auth: bool = True, workers: bool = True
 ) -> Flask:
     """The API app over ``kb`` (opened from ``settings`` when not given), with its indexing
-    workers started (``settings.indexing_workers`` threads) unless ``workers=False``.
+    workers started (``settings.indexing_workers`` threads) unless ``workers=False``. With
+    ``task_queue = "celery"`` documents are sent to Celery workers instead, and this process runs
+    the lease reaper and, owning embedded stores, writes the versions the workers prepare.
 
     ``auth=False`` serves every request as a key for all datasets: only for a process that
     embeds the app behind its own access control (or tests); ``zhiku serve`` always checks keys.
@@ -43,9 +46,17 @@ def create_app(
         raise StoreBusy(
             f"{settings.home} is already served by another zhiku process: its embedded stores admit one"
         )
-    queue = IndexingQueue(knowledge_base.sessions, Uploads(settings.home / "uploads"))
-    queue.sweep_uploads()
-    pool = IndexingWorkers(knowledge_base, queue, settings.indexing_workers) if workers else None
+    pool: IndexingWorkers | CeleryIndexing | None = None
+    uploads = open_uploads(settings, knowledge_base.sessions)
+    if settings.task_queue == "celery":
+        queue = IndexingQueue(knowledge_base.sessions, uploads, TaskSender(celery_app(settings)))
+        # no upload sweep: another API process may be between storing an upload and its row
+        queue.dispatch(knowledge_base.recovered)
+        pool = CeleryIndexing(knowledge_base, queue) if workers else None
+    else:
+        queue = IndexingQueue(knowledge_base.sessions, uploads)
+        queue.sweep_uploads()
+        pool = IndexingWorkers(knowledge_base, queue, settings.indexing_workers) if workers else None
 
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = int(settings.upload_max_mb * 1024 * 1024) + _BODY_SLACK_BYTES

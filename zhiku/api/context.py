@@ -13,6 +13,7 @@ from zhiku.core.config import Settings
 from zhiku.core.errors import NotFound
 from zhiku.knowledge_base import Dataset, KnowledgeBase
 from zhiku.knowledge_base.catalog import Catalog
+from zhiku.knowledge_base.celery_queue import CeleryIndexing
 from zhiku.knowledge_base.jobs import IndexingQueue
 from zhiku.knowledge_base.workers import IndexingWorkers
 
@@ -24,7 +25,7 @@ class ApiContext:
     settings: Settings
     kb: KnowledgeBase
     queue: IndexingQueue
-    workers: IndexingWorkers | None
+    workers: IndexingWorkers | CeleryIndexing | None
     keys: ApiKeys
     catalog: Catalog
     quota: QueueQuota

@@ -22,6 +22,7 @@ from zhiku.cli.plugins import plugins
 from zhiku.cli.search import search
 from zhiku.cli.segments import segment
 from zhiku.cli.server import serve
+from zhiku.cli.workers import status, worker
 
 
 @click.group()
@@ -55,6 +56,8 @@ for _command in (
     eval_routing_command,
     bench,
     serve,
+    worker,
+    status,
     apikey,
     migrate,
     demo,

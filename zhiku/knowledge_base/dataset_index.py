@@ -43,6 +43,7 @@ from zhiku.datasource.fulltext.base import FullTextStore, TextRecord
 from zhiku.datasource.keyword import KeywordExtractor, KeywordStore
 from zhiku.datasource.keyword.extraction import idf
 from zhiku.datasource.points.base import SegmentStore
+from zhiku.datasource.points.server import QdrantServer
 from zhiku.datasource.tokenizer import Tokenizer
 from zhiku.datasource.vector import open_vector_store
 from zhiku.datasource.vector.base import VectorRecord, VectorStore
@@ -64,11 +65,29 @@ def open_embedding(name: str, options: dict[str, Any], sessions: sessionmaker[Se
     return CachedEmbedding(create_embedding_model(name, **options), DatabaseEmbeddingCache(sessions))
 
 
+def qdrant_server(settings: Settings) -> QdrantServer:
+    """The Qdrant connection and cluster settings (``qdrant_api_key``, ``qdrant_https``, ...)."""
+    return QdrantServer(
+        api_key=settings.qdrant_api_key,
+        https=settings.qdrant_https,
+        timeout=settings.qdrant_timeout,
+        prefer_grpc=settings.qdrant_prefer_grpc,
+        shard_number=settings.qdrant_shard_number,
+        replication_factor=settings.qdrant_replication_factor,
+    )
+
+
 def _open_vector(settings: Settings, dataset_id: str, dim: int) -> VectorStore:
     """One dense store per dataset: an embedded shard under ``home``, or a collection by URL."""
     if settings.vector_backend == "qdrant" or settings.qdrant_url:
         location = settings.qdrant_url or str(settings.qdrant_path / "client")
-        return open_vector_store("qdrant", location=location, collection=f"zhiku_{dataset_id}_dense", dim=dim)
+        return open_vector_store(
+            "qdrant",
+            location=location,
+            collection=f"zhiku_{dataset_id}_dense",
+            dim=dim,
+            server=qdrant_server(settings),
+        )
     return open_vector_store("edge", path=settings.qdrant_path / dataset_id / "dense", dim=dim)
 
 
@@ -78,7 +97,9 @@ def _open_fulltext(settings: Settings, dataset_id: str) -> FullTextStore:
         return open_fulltext_store("memory")
     if settings.fulltext_backend == "qdrant" or settings.qdrant_url:
         location = settings.qdrant_url or str(settings.qdrant_path / "client")
-        return open_fulltext_store("qdrant", location=location, collection=f"zhiku_{dataset_id}_bm25")
+        return open_fulltext_store(
+            "qdrant", location=location, collection=f"zhiku_{dataset_id}_bm25", server=qdrant_server(settings)
+        )
     return open_fulltext_store("edge", path=settings.qdrant_path / dataset_id / "bm25")
 
 

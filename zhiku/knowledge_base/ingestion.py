@@ -110,15 +110,27 @@ class Ingestion:
         timings: dict[str, float] | None = None,
         on_progress: Progress | None = None,
         on_embedded: EmbeddingProgress | None = None,
+        open_stores: bool = True,
     ) -> None:
+        """``open_stores=False``: open the dataset's stores only when first written, so a process
+        that may not open them can still :meth:`prepare` versions; otherwise they are opened now
+        (``StoreBusy`` before any document is touched)."""
         self._context = context
         self._states = context.states
-        self._index: DatasetIndex = context.index(dataset_id)
+        self._dataset_id = dataset_id
+        self._opened: DatasetIndex | None = context.index(dataset_id) if open_stores else None
         self._pipeline = pipeline
         self._timings = timings
         self._on_progress = on_progress
         self._on_embedded = on_embedded
         self._pending: list[DocumentVersion] = []
+
+    @property
+    def _index(self) -> DatasetIndex:
+        """The dataset's stores, opened when first written (:meth:`prepare` opens none)."""
+        if self._opened is None:
+            self._opened = self._context.index(self._dataset_id)
+        return self._opened
 
     # -- files and texts ---------------------------------------------------------------------
 
@@ -133,6 +145,11 @@ class Ingestion:
                 self._write()
             if self._on_progress:
                 self._on_progress(source.name, done, total)
+
+    def prepare(self, source: Source, document_id: str) -> DocumentVersion | None:
+        """Make one document's new version, its vectors cached, without writing it (a Celery
+        worker beside embedded stores hands it to their owner); None when it failed or stopped."""
+        return self._prepare(source, document_id)
 
     def _prepare(self, source: Source, document_id: str) -> DocumentVersion | None:
         """Extract, clean, split, transform and embed one document under its cancel token."""
@@ -195,7 +212,7 @@ class Ingestion:
         total = len(documents)
         for done, (name, chunks) in enumerate(documents, start=1):
             document_id = new_document(
-                self._context, self._index.dataset_id, Source(name, b"", "chunks"), status=S.INDEXING
+                self._context, self._dataset_id, Source(name, b"", "chunks"), status=S.INDEXING
             )
             ids.append(document_id)
             version = self._version(document_id, chunks, embed=False)
@@ -223,7 +240,7 @@ class Ingestion:
             )
             return None
         if embed:  # cached batch by batch, so the write finds them all and a stop loses one batch
-            self._index.embedding.embed_documents(
+            self._context.embedding(self._dataset_id).embed_documents(
                 [s.content for s in outcome.segments], on_progress=self._on_embedded
             )
         return version

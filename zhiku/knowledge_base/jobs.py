@@ -12,27 +12,33 @@ and is shared by every thread and process on the same database:
   running worker sees it at its next checkpoint (within about a second, embedding included) and
   stops, its finished embedding batches cached; ``resume`` puts it back to ``waiting``;
 - a document caught in a stage by a crash goes back to ``waiting`` when the knowledge base is
-  opened again, if its upload is still on disk (see ``KnowledgeBase._recover_interrupted``).
+  opened again, if its upload is still stored (see ``KnowledgeBase._recover_interrupted``);
+- a Celery worker claims one named document (:meth:`IndexingQueue.claim_document`) with a lease
+  in the same transaction, and renews it while it runs; a document whose lease ran out (its
+  worker was killed) is put back to ``waiting`` and dispatched again by
+  :meth:`IndexingQueue.reclaim_expired`. Ending a lease is conditional on its owner, so of two
+  processes reclaiming the same document only one does, and a worker that lost its lease can no
+  longer hand its version over.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db.models import DocumentJobRow, DocumentRow, new_id, utcnow
 from zhiku.core.document_status import IN_PROGRESS, RESTARTABLE, DocumentStatus
 from zhiku.core.errors import InvalidInput, NotFound, ZhikuError
 from zhiku.knowledge_base.document_states import DocumentStates, move_in
-from zhiku.knowledge_base.uploads import Uploads
+from zhiku.knowledge_base.ingestion import Source
+from zhiku.knowledge_base.uploads import UploadStore, reference_name
 
 S = DocumentStatus
 
@@ -66,7 +72,8 @@ class Job:
 
     document_id: str
     dataset_id: str
-    upload: Path
+    #: the stored upload's reference (a path, or ``db:...``; see :mod:`zhiku.knowledge_base.uploads`)
+    upload: str
     process_rule: dict[str, Any] | None
 
 
@@ -86,12 +93,31 @@ def new_batch() -> str:
 
 
 class IndexingQueue:
-    """Queue, claim, pause, resume and retry documents for the indexing workers."""
+    """Queue, claim, pause, resume and retry documents for the indexing workers.
 
-    def __init__(self, sessions: sessionmaker[Session], uploads: Uploads) -> None:
+    ``dispatch(document_id)`` is called after each commit that makes a document ``waiting``
+    (the Celery queue sends it a task; the in-process threads poll and need none).
+    """
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        uploads: UploadStore,
+        dispatch: Callable[[str], None] | None = None,
+    ) -> None:
         self._sessions = sessions
         self._states = DocumentStates(sessions)
         self.uploads = uploads
+        self._dispatch = dispatch
+
+    def source(self, job: Job) -> Source:
+        """What the ingest reads for a claimed document: its stored upload."""
+        return Source(reference_name(job.upload), self.uploads.content(job.upload), job.upload)
+
+    def dispatch(self, document_ids: Sequence[str]) -> None:
+        if self._dispatch is not None:
+            for document_id in document_ids:
+                self._dispatch(document_id)
 
     # -- queueing ----------------------------------------------------------------------------
 
@@ -107,7 +133,7 @@ class IndexingQueue:
     ) -> str:
         """Store ``data`` and add a ``waiting`` document for it; returns the document id."""
         document_id = new_id()
-        path = self.uploads.save(document_id, file_name, data)
+        path = self.uploads.store(document_id, file_name, data)
         try:
             with self._sessions.begin() as session:
                 session.add(
@@ -134,6 +160,7 @@ class IndexingQueue:
         except BaseException:
             self.uploads.remove(document_id)
             raise
+        self.dispatch([document_id])
         return document_id
 
     def requeue(
@@ -158,9 +185,9 @@ class IndexingQueue:
                 raise ArchivedDocument(f"document {document_id!r} is archived; unarchive it first")
             previous_upload = job.upload if job is not None else None
         if data is not None:
-            path = self.uploads.save(document_id, file_name or name or row.name, data)
-        elif previous_upload and Path(previous_upload).is_file():
-            path = Path(previous_upload)
+            path = self.uploads.store(document_id, file_name or name or row.name, data)
+        elif previous_upload and self.uploads.exists(previous_upload):
+            path = previous_upload
         else:
             raise InvalidInput(
                 f"document {document_id!r} has no stored upload to index again; send its content"
@@ -181,6 +208,7 @@ class IndexingQueue:
             job.batch, job.upload, job.paused_at = batch, str(path), None
             if process_rule is not None:
                 job.process_rule = process_rule
+        self.dispatch([document_id])
 
     def retry(self, dataset_id: str, document_ids: Sequence[str], batch: str) -> None:
         """Queue failed documents again from their stored uploads (all of them, or none of them)."""
@@ -192,7 +220,7 @@ class IndexingQueue:
                         f"document {document_id!r} is {row.status}; only failed documents are retried"
                     )
                 job = session.get(DocumentJobRow, document_id)
-                if job is None or not job.upload or not Path(job.upload).is_file():
+                if job is None or not job.upload or not self.uploads.exists(job.upload):
                     raise InvalidState(
                         f"document {document_id!r} has no stored upload; send its content again"
                     )
@@ -202,7 +230,8 @@ class IndexingQueue:
     # -- the workers' side -------------------------------------------------------------------
 
     def claim(self, exclude: Collection[str] = ()) -> Job | None:
-        """Take the oldest waiting queued document (``waiting`` → ``parsing``), or None."""
+        """Take the oldest waiting queued document (``waiting`` → ``parsing``), or None. The
+        in-process threads' claim: it holds no lease (recovery at the next start covers a crash)."""
         with self._sessions() as session:
             candidates = session.execute(
                 select(
@@ -216,9 +245,84 @@ class IndexingQueue:
         for document_id, dataset_id, upload, process_rule in candidates:
             if document_id in exclude:
                 continue
-            if self._states.move(document_id, S.PARSING, error=None):
-                return Job(document_id, dataset_id, Path(upload), process_rule)
+            with self._sessions.begin() as session:
+                if move_in(session, [document_id], S.PARSING, error=None) == 1:
+                    self._set_lease(session, document_id, None, None)
+                    return Job(document_id, dataset_id, upload, process_rule)
         return None
+
+    def claim_document(self, document_id: str, owner: str, lease_seconds: float) -> Job | None:
+        """Take this document if it is ``waiting`` (``→ parsing``), holding a lease for ``owner``
+        for ``lease_seconds``; None when it is not waiting (paused, deleted, taken, done)."""
+        with self._sessions.begin() as session:
+            job = session.get(DocumentJobRow, document_id)
+            if job is None or not job.upload:
+                return None
+            if move_in(session, [document_id], S.PARSING, error=None) != 1:
+                return None
+            self._set_lease(session, document_id, owner, utcnow() + timedelta(seconds=lease_seconds))
+            return Job(document_id, job.dataset_id, job.upload, job.process_rule)
+
+    def renew(self, document_id: str, owner: str, lease_seconds: float) -> bool:
+        """Extend ``owner``'s lease on a running document; False when it is no longer theirs."""
+        with self._sessions.begin() as session:
+            result = session.execute(
+                update(DocumentJobRow)
+                .where(DocumentJobRow.document_id == document_id, DocumentJobRow.lease_owner == owner)
+                .values(lease_until=utcnow() + timedelta(seconds=lease_seconds))
+            )
+            return int(result.rowcount) == 1  # type: ignore[attr-defined]
+
+    def release(self, session: Session, document_id: str, owner: str) -> bool:
+        """End ``owner``'s lease in the caller's transaction; False when it was not theirs any more."""
+        result = session.execute(
+            update(DocumentJobRow)
+            .where(DocumentJobRow.document_id == document_id, DocumentJobRow.lease_owner == owner)
+            .values(lease_owner=None, lease_until=None)
+        )
+        return int(result.rowcount) == 1  # type: ignore[attr-defined]
+
+    def reclaim_expired(self, limit: int = 100) -> list[str]:
+        """Queue again (``waiting``, and dispatched) up to ``limit`` running documents whose
+        worker's lease ran out; their ids."""
+        now = utcnow()
+        with self._sessions() as session:
+            expired = session.execute(
+                select(DocumentJobRow.document_id, DocumentJobRow.lease_owner)
+                .join(DocumentRow, DocumentRow.id == DocumentJobRow.document_id)
+                .where(
+                    DocumentJobRow.lease_owner.is_not(None),
+                    DocumentJobRow.lease_until < now,
+                    DocumentRow.status.in_([str(s) for s in IN_PROGRESS]),
+                )
+                .limit(limit)
+            ).all()
+        reclaimed = []
+        for document_id, owner in expired:
+            with self._sessions.begin() as session:
+                ended = session.execute(
+                    update(DocumentJobRow)
+                    .where(
+                        DocumentJobRow.document_id == document_id,
+                        DocumentJobRow.lease_owner == owner,
+                        DocumentJobRow.lease_until < now,
+                    )
+                    .values(lease_owner=None, lease_until=None)
+                )
+                if int(ended.rowcount) == 1 and move_in(  # type: ignore[attr-defined]
+                    session, [document_id], S.WAITING, only_from=IN_PROGRESS
+                ):
+                    reclaimed.append(document_id)
+        self.dispatch(reclaimed)
+        return reclaimed
+
+    @staticmethod
+    def _set_lease(session: Session, document_id: str, owner: str | None, until: datetime | None) -> None:
+        session.execute(
+            update(DocumentJobRow)
+            .where(DocumentJobRow.document_id == document_id)
+            .values(lease_owner=owner, lease_until=until)
+        )
 
     def fail(self, document_id: str, reason: str) -> None:
         """End a claimed document's run as failed (a failure outside the ingest's own handling)."""
@@ -244,6 +348,7 @@ class IndexingQueue:
             if move_in(session, [document_id], S.WAITING, only_from={S.PAUSED}) != 1:
                 raise InvalidState(f"document {document_id!r} is {row.status}, not paused")
             self._job(session, row).paused_at = None
+        self.dispatch([document_id])
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -280,16 +385,9 @@ class IndexingQueue:
 
         Run it before requests are served: an upload being queued has its file before its row.
         """
-        if not self.uploads.root.is_dir():
-            return 0
         with self._sessions() as session:
             known = set(session.scalars(select(DocumentRow.id)))
-        removed = 0
-        for folder in self.uploads.root.iterdir():
-            if folder.is_dir() and folder.name not in known:
-                self.uploads.remove(folder.name)
-                removed += 1
-        return removed
+        return self.uploads.sweep(known)
 
     @staticmethod
     def _document(session: Session, dataset_id: str, document_id: str) -> DocumentRow:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import exists, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -25,7 +25,7 @@ from zhiku.answers.types import Answer, AnswerEvent
 from zhiku.core.bounded_cache import BoundedCache
 from zhiku.core.config import Settings
 from zhiku.core.db import DatasetRow, DocumentRow, make_engine, make_session_factory
-from zhiku.core.db.models import DocumentJobRow
+from zhiku.core.db.models import DocumentJobRow, PreparedVersionRow
 from zhiku.core.document_status import IN_PROGRESS, DocumentStatus
 from zhiku.core.documents import Hit
 from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, StoreBusy
@@ -41,6 +41,7 @@ from zhiku.knowledge_base.document_states import DocumentStates
 from zhiku.knowledge_base.owner_lock import OwnerLock
 from zhiku.knowledge_base.pipeline import PipelineSpec
 from zhiku.knowledge_base.profiles import DatabaseProfiles
+from zhiku.knowledge_base.uploads import open_uploads
 from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel
 from zhiku.providers.rerank.base import RerankModel
@@ -55,13 +56,18 @@ MODEL_CACHE_SIZE = 16
 class KnowledgeBase:
     """A data directory (or database URL + Qdrant URL) holding any number of datasets."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, worker: bool = False) -> None:
+        """``worker=True``: a Celery worker's knowledge base — it never takes the data directory's
+        owner lock (a worker started first must not keep ``zhiku serve`` from owning the stores),
+        so it opens the stores only on a Qdrant server and recovers nothing."""
         self.settings = settings
         private_directory(settings.home)
         if settings.database_url is None:  # the embedded SQLite file, made private before SQLite opens it
             private_file(settings.home / "zhiku.db")
         # taken before anything else: no store file is opened by a process that does not own it
-        self._owner = OwnerLock(settings.home)
+        self._owner = OwnerLock(settings.home, take=not worker)
+        #: documents recovery put back to ``waiting`` (a Celery queue sends them tasks)
+        self.recovered: list[str] = []
         self._engine = make_engine(settings.resolved_database_url)
         self._sessions: sessionmaker[Session] = make_session_factory(self._engine)
         self._indexes: dict[str, DatasetIndex] = {}
@@ -80,6 +86,7 @@ class KnowledgeBase:
             states=self._states,
             secrets=self._secrets,
             index=self.dataset_index,
+            embedding=self.dataset_embedding,
             chat_model=self.chat_model,
             rerank_model=self.rerank_model,
         )
@@ -356,6 +363,11 @@ class KnowledgeBase:
             self._embeddings[key] = open_embedding(name, options, self._sessions)
         return self._embeddings[key]
 
+    def dataset_embedding(self, dataset_id: str) -> CachedEmbedding:
+        """The dataset's embedding model (shared with its index), opened without its stores."""
+        row = self._dataset_row(dataset_id)
+        return self.embedding(row.embedding_model, row.embedding_options or {})
+
     def dataset_index(self, dataset_id: str) -> DatasetIndex:
         """The dataset's opened stores (opened once). In a process that does not own the embedded
         stores, :class:`StoreBusy` — raised before any store file is touched."""
@@ -399,15 +411,20 @@ class KnowledgeBase:
         is still stored go back to ``waiting`` and the indexing workers run them again; the others
         (the later files of an ``add_files`` call, a ``replace_file`` not yet started) would wait
         forever, so their run ends as failed — ``error``, or back to the version they still serve."""
+        uploads = open_uploads(self.settings, self._sessions)
         with self._sessions() as session:
             rows = session.execute(
                 select(DocumentRow.id, DocumentRow.status, DocumentJobRow.upload)
                 .outerjoin(DocumentJobRow, DocumentJobRow.document_id == DocumentRow.id)
                 .where(DocumentRow.status.in_([str(s) for s in (*IN_PROGRESS, DocumentStatus.WAITING)]))
+                # a Celery worker's document is its lease's business, a handed-over one the writer's
+                .where(DocumentJobRow.lease_owner.is_(None))
+                .where(~exists().where(PreparedVersionRow.document_id == DocumentRow.id))
             ).all()
         for document_id, status, upload in rows:
-            if upload and Path(upload).is_file():
-                self._states.move(document_id, DocumentStatus.WAITING, only_from=IN_PROGRESS)
+            if upload and uploads.exists(upload):
+                if self._states.move(document_id, DocumentStatus.WAITING, only_from=IN_PROGRESS):
+                    self.recovered.append(document_id)
                 continue
             stage = "before indexing" if status == DocumentStatus.WAITING else f"during {status}"
             self._states.fail(document_id, f"interrupted {stage}: the process stopped; ingest the file again")

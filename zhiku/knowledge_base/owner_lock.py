@@ -25,9 +25,12 @@ LOCK_FILE = "zhiku.lock"
 class OwnerLock:
     """An exclusive, non-blocking lock on ``home/zhiku.lock``; ``held`` says whether we got it."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, *, take: bool = True) -> None:
         self._fd: int | None = None
         self.held: bool
+        if not take:  # a process that must never own the stores (a Celery worker)
+            self.held = False
+            return
         if fcntl is None:
             self.held = True
             return

@@ -105,7 +105,9 @@ class IndexingWorkers:
                 if job.process_rule
                 else None
             )
-            info = dataset.index_waiting(job.document_id, pipeline=pipeline, on_embedded=on_embedded)
+            info = dataset.index_waiting(
+                job.document_id, pipeline=pipeline, on_embedded=on_embedded, source=self._queue.source(job)
+            )
             log.info("indexed %s (%s): %s", info.name, info.id, info.status)
         except ZhikuError as exc:
             self._queue.fail(job.document_id, str(exc))

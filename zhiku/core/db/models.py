@@ -158,6 +158,9 @@ class DocumentJobRow(Base):
     paused_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     archived: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: the Celery worker running the document and until when its claim holds (see migration 0005)
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class ApiKeyRow(Base):
@@ -176,6 +179,30 @@ class ApiKeyRow(Base):
     datasets: Mapped[list[str] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class PreparedVersionRow(Base):
+    """A document version a worker extracted, split and embedded, waiting for the process that
+    owns the embedded stores to write it (see :mod:`zhiku.knowledge_base.prepared_versions`)."""
+
+    __tablename__ = "prepared_versions"
+
+    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True)
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"), index=True)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class StoredUploadRow(Base):
+    """An uploaded file kept in the database (setting ``upload_store = "database"``), so a worker
+    on any machine can read it. No foreign key: the file is stored before its document row."""
+
+    __tablename__ = "stored_uploads"
+
+    document_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(String(255))
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class PendingSegmentWriteRow(Base):

@@ -23,7 +23,7 @@ import math
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from zhiku.datasource.points.collection import (
     base_payload,
     canonical_ids,
 )
+
+if TYPE_CHECKING:
+    from zhiku.datasource.points.server import QdrantServer
 
 SPARSE = "bm25"
 LENGTH_KEY = "length"
@@ -225,11 +228,17 @@ class QdrantClientSparseBM25Store(SparseBM25Store):
     """BM25 in ``collection`` at ``location`` (server URL, ``":memory:"`` or local directory)."""
 
     def __init__(
-        self, location: str, collection: str, k1: float = bm25_math.DEFAULT_K1, b: float = bm25_math.DEFAULT_B
+        self,
+        location: str,
+        collection: str,
+        k1: float = bm25_math.DEFAULT_K1,
+        b: float = bm25_math.DEFAULT_B,
+        server: QdrantServer | None = None,
     ) -> None:
         from zhiku.datasource.points.qdrant import ClientCollection
 
         self.location = location
         self.collection = collection
         spec = VectorSpec(SPARSE)
-        super().__init__(ClientCollection(location, collection, spec, integer_indexes=[LENGTH_KEY]), k1, b)
+        points = ClientCollection(location, collection, spec, integer_indexes=[LENGTH_KEY], server=server)
+        super().__init__(points, k1, b)

@@ -31,12 +31,14 @@ from zhiku.datasource.points.collection import (
     scroll_points,
     store_errors,
 )
+from zhiku.datasource.points.server import QdrantServer
 
 MEMORY = ":memory:"
 
 
 def is_url(location: str) -> bool:
     return "://" in location
+
 
 
 class _LocalClients:
@@ -82,9 +84,15 @@ class ClientCollection:
     """
 
     def __init__(
-        self, location: str, collection: str, spec: VectorSpec, integer_indexes: Sequence[str] = ()
+        self,
+        location: str,
+        collection: str,
+        spec: VectorSpec,
+        integer_indexes: Sequence[str] = (),
+        server: QdrantServer | None = None,
     ) -> None:
         self.location = location
+        self._server = server or QdrantServer()
         self.collection = collection
         self.spec = spec
         self._where = f"qdrant collection {collection!r}"
@@ -98,7 +106,7 @@ class ClientCollection:
             self._client = _local_clients.acquire(location)
         else:
             with store_errors("connect", self._where):
-                self._client = QdrantClient(url=location)
+                self._client = self._server.client(location)
         with self._guard("create collection"):
             self._create(integer_indexes)
 
@@ -106,6 +114,9 @@ class ClientCollection:
         client = self._require()
         if client.collection_exists(self.collection):
             return
+        # a cluster's layout for new collections; local mode has no shards
+        shards = None if self.local else self._server.shard_number
+        copies = None if self.local else self._server.replication_factor
         if self.spec.sparse:
             client.create_collection(
                 self.collection,
@@ -113,6 +124,8 @@ class ClientCollection:
                 sparse_vectors_config={
                     self.spec.name: models.SparseVectorParams(modifier=models.Modifier.IDF)
                 },
+                shard_number=shards,
+                replication_factor=copies,
             )
         else:
             assert self.spec.dim is not None
@@ -121,6 +134,8 @@ class ClientCollection:
                 vectors_config={
                     self.spec.name: models.VectorParams(size=self.spec.dim, distance=models.Distance.COSINE)
                 },
+                shard_number=shards,
+                replication_factor=copies,
             )
         if not self.local:  # local mode ignores payload indexes (and warns)
             client.create_payload_index(self.collection, DOCUMENT_KEY, models.PayloadSchemaType.KEYWORD)
