@@ -12,6 +12,7 @@ from zhiku.api.limits import QueueQuota, RateLimits
 from zhiku.api.openapi import PREFIX, openapi_document
 from zhiku.api.views import ALL
 from zhiku.api.views.meta import OPENAPI_EXTENSION
+from zhiku.console import register_console
 from zhiku.core.config import Settings
 from zhiku.core.errors import StoreBusy
 from zhiku.knowledge_base import KnowledgeBase
@@ -27,8 +28,9 @@ _BODY_SLACK_BYTES = 1024 * 1024
 def create_app(
     settings: Settings, kb: KnowledgeBase | None = None, *, auth: bool = True, workers: bool = True
 ) -> Flask:
-    """The API app over ``kb`` (opened from ``settings`` when not given), with its indexing
-    workers started (``settings.indexing_workers`` threads) unless ``workers=False``.
+    """The API app and the web console (at ``/``) over ``kb`` (opened from ``settings`` when not
+    given), with its indexing workers started (``settings.indexing_workers`` threads) unless
+    ``workers=False``.
 
     ``auth=False`` serves every request as a key for all datasets: only for a process that
     embeds the app behind its own access control (or tests); ``zhiku serve`` always checks keys.
@@ -56,6 +58,7 @@ def create_app(
     for group in ALL:
         group.register(blueprint, limits)
     app.register_blueprint(blueprint)
+    register_console(app, settings, limits.limiter)
     register_error_handlers(app)
     app.extensions[EXTENSION] = ApiContext(
         settings=settings,
