@@ -42,14 +42,19 @@ def test_every_change_needs_the_csrf_token(console: Console, secret: str) -> Non
     assert refused.status_code == 400
     assert "security token" in refused.get_data(as_text=True)
     as_json = console.post(
-        "/datasets", {"name": "tea", "csrf_token": "forged"}, csrf=False, headers={"Accept": "application/json"}
+        "/datasets",
+        {"name": "tea", "csrf_token": "forged"},
+        csrf=False,
+        headers={"Accept": "application/json"},
     )
     assert as_json.status_code == 400 and as_json.json["code"] == "csrf_failed"  # type: ignore[index]
     signout = console.post("/signout", csrf=False)
     assert signout.status_code == 400
     assert console.get("/datasets").status_code == 200  # still signed in
     # the API's bearer-key requests need no token
-    api = console.client.post("/v1/datasets", json={"name": "tea"}, headers={"Authorization": f"Bearer {secret}"})
+    api = console.client.post(
+        "/v1/datasets", json={"name": "tea"}, headers={"Authorization": f"Bearer {secret}"}
+    )
     assert api.status_code == 200
 
 
@@ -89,6 +94,13 @@ def test_the_console_password_signs_in_and_changing_it_signs_out(app: Flask) -> 
     assert browser.get("/datasets").status_code == 200
     store.set("second password")
     assert browser.get("/datasets").status_code == 302
+
+
+def test_the_stylesheet_and_script_are_served_without_a_sign_in(app: Flask) -> None:
+    client = app.test_client()
+    for name, kind in (("console.css", "text/css"), ("console.js", "text/javascript")):
+        response = client.get(f"/assets/{name}")
+        assert response.status_code == 200 and response.mimetype == kind
 
 
 def test_next_stays_on_this_site() -> None:

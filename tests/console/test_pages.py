@@ -13,7 +13,7 @@ from flask import Flask
 from tests.console.conftest import Console
 from tests.fixtures.make_files import pdf_bytes
 from zhiku.console.channel_chart import BAR_WIDTH, channel_bars
-from zhiku.console.history import QueryHistory, PastQuery
+from zhiku.console.history import PastQuery, QueryHistory
 from zhiku.console.i18n import ZH
 
 TEMPLATES = Path(__file__).parents[2] / "zhiku" / "console" / "templates"
@@ -25,7 +25,9 @@ def _hits(page: str) -> list[str]:
 
 def test_document_content_and_names_are_shown_as_text(console: Console) -> None:
     dataset = console.create_dataset("<b>bold</b> set")
-    console.add_text(dataset, "<img src=x onerror=alert(1)>.txt", "<script>alert('x')</script> tea grows on hills")
+    console.add_text(
+        dataset, "<img src=x onerror=alert(1)>.txt", "<script>alert('x')</script> tea grows on hills"
+    )
     rows = console.wait_indexed(dataset)
     assert "<img src=x" not in rows and "&lt;img src=x onerror=alert(1)&gt;.txt" in rows
     for page in (f"/datasets/{dataset}/segments", f"/datasets/{dataset}", "/datasets"):
@@ -70,7 +72,9 @@ def test_hit_testing_shows_channel_scores_ranks_and_history(console: Console) ->
     console.add_text(dataset, "green.txt", "Green tea is steamed or pan-fired soon after picking.")
     console.add_text(dataset, "black.txt", "Black tea is fully oxidised before it is dried.")
     console.wait_indexed(dataset)
-    page = console.post(f"/datasets/{dataset}/hit-testing", {"query": "oxidised black tea"}).get_data(as_text=True)
+    page = console.post(f"/datasets/{dataset}/hit-testing", {"query": "oxidised black tea"}).get_data(
+        as_text=True
+    )
     assert len(_hits(page)) == 2
     first = page.split('<li class="hit"')[1]
     assert "black.txt" in first
@@ -141,14 +145,21 @@ def test_a_failed_document_shows_its_error_and_retries(console: Console) -> None
 
 def test_metadata_values_filter_the_hit_test(console: Console) -> None:
     dataset = console.create_dataset("filtered")
-    assert console.post(f"/datasets/{dataset}/fields", {"action": "add", "name": "region", "type": "string"}).status_code == 302
+    assert (
+        console.post(
+            f"/datasets/{dataset}/fields", {"action": "add", "name": "region", "type": "string"}
+        ).status_code
+        == 302
+    )
     settings = console.get(f"/datasets/{dataset}/settings").get_data(as_text=True)
     (field_id,) = re.findall(r'name="field_id" value="([^"]+)"', settings)[:1]
     yunnan = console.add_text(dataset, "pu-erh.txt", "Pu-erh tea is aged for years.")
     fujian = console.add_text(dataset, "oolong.txt", "Oolong tea is rolled and aged briefly.")
     console.wait_indexed(dataset)
     for document, region in ((yunnan, "Yunnan"), (fujian, "Fujian")):
-        saved = console.post(f"/datasets/{dataset}/documents/{document}/metadata", {f"meta_{field_id}": region})
+        saved = console.post(
+            f"/datasets/{dataset}/documents/{document}/metadata", {f"meta_{field_id}": region}
+        )
         assert saved.status_code == 302
     form = {"query": "aged tea", "filter_0_name": "region", "filter_0_op": "is", "filter_0_value": "Fujian"}
     page = console.post(f"/datasets/{dataset}/hit-testing", form).get_data(as_text=True)
@@ -165,7 +176,11 @@ def test_every_template_text_has_a_chinese_translation() -> None:
 
 def test_channel_bars_scale_each_channel_to_its_best_hit() -> None:
     records = [
-        {"score": 0.9, "scores": {"semantic": 0.8, "full_text": 12.0}, "ranks": {"semantic": 1, "full_text": 2}},
+        {
+            "score": 0.9,
+            "scores": {"semantic": 0.8, "full_text": 12.0},
+            "ranks": {"semantic": 1, "full_text": 2},
+        },
         {"score": 0.45, "scores": {"full_text": 24.0}, "ranks": {"full_text": 1}},
     ]
     first, second = channel_bars(records, ["semantic", "full_text"])
@@ -190,7 +205,9 @@ def test_chat_streams_an_answer_with_its_sources(app: Flask, console: Console) -
     dataset = console.create_dataset("chat")
     console.add_text(dataset, "water.txt", "Boil water at 85 degrees for green tea.")
     console.wait_indexed(dataset)
-    response = console.post("/chat/messages", {"query": "what temperature for green tea?", "datasets": dataset})
+    response = console.post(
+        "/chat/messages", {"query": "what temperature for green tea?", "datasets": dataset}
+    )
     assert response.status_code == 200 and response.mimetype == "text/event-stream"
     body = response.get_data(as_text=True)
     assert '"event": "message_end"' in body and '"document_name": "water.txt"' in body

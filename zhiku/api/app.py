@@ -49,7 +49,7 @@ def create_app(
     queue.sweep_uploads()
     pool = IndexingWorkers(knowledge_base, queue, settings.indexing_workers) if workers else None
 
-    app = Flask(__name__)
+    app = Flask(__name__, static_folder=None)  # the console serves its own files
     app.config["MAX_CONTENT_LENGTH"] = int(settings.upload_max_mb * 1024 * 1024) + _BODY_SLACK_BYTES
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
     app.json.sort_keys = False  # type: ignore[attr-defined]

@@ -6,6 +6,8 @@ then sees every dataset. Only an scrypt hash is stored, in the data directory (m
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from zhiku.cli.common import user_errors
@@ -28,7 +30,7 @@ def console_password(ctx: click.Context, clear: bool, password_stdin: bool) -> N
             click.echo("console password removed" if store.clear() else "no console password was set")
             return
         if password_stdin:
-            password = click.get_text_stream("stdin").readline().rstrip("\r\n")
+            password = sys.stdin.readline().rstrip("\r\n")
         else:
             password = click.prompt("Console password", hide_input=True, confirmation_prompt=True)
         store.set(password)

@@ -21,7 +21,7 @@ from zhiku.console.signin import signed_in
 from zhiku.core.errors import ZhikuError
 
 console = Blueprint(
-    "console", __name__, template_folder="templates", static_folder="static", static_url_path="/static"
+    "console", __name__, template_folder="templates", static_folder="static", static_url_path="/assets"
 )
 csrf = CSRFProtect()
 

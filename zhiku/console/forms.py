@@ -207,4 +207,3 @@ def _checked(build: Any, field: str) -> Any:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first.get("loc", ())) or field
         raise FormError(where, str(first.get("msg", "invalid"))) from None
-
