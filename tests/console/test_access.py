@@ -3,6 +3,10 @@ change, a dataset-scoped key's view, revoked keys and changed passwords, no key 
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 from flask import Flask
 
 from tests.api.conftest import context_of
@@ -117,3 +121,19 @@ def test_language_follows_the_browser_then_the_switch(console: Console) -> None:
     switched = console.post("/language", {"lang": "zh", "next": "/datasets"})
     assert switched.status_code == 302 and "lang=zh" in switched.headers["Set-Cookie"]
     assert ">知识库<" in console.get("/datasets").get_data(as_text=True)
+
+
+def test_console_password_command_stores_only_a_hash(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    command = [sys.executable, "-m", "zhiku.cli", "--home", str(home), "console-password"]
+    short = subprocess.run([*command, "--password-stdin"], input="short\n", capture_output=True, text=True)
+    assert short.returncode == 1 and "password: between 8" in short.stderr
+    made = subprocess.run(
+        [*command, "--password-stdin"], input="tea garden 9\n", capture_output=True, text=True
+    )
+    assert made.returncode == 0, made.stderr
+    store = ConsolePassword(home)
+    assert store.verify("tea garden 9") is not None and store.verify("tea garden 8") is None
+    assert (store.path.stat().st_mode & 0o777) == 0o600 and "tea garden" not in store.path.read_text()
+    cleared = subprocess.run([*command, "--clear"], capture_output=True, text=True)
+    assert cleared.returncode == 0 and store.stored() is None
