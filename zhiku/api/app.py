@@ -12,6 +12,7 @@ from zhiku.api.limits import QueueQuota, RateLimits
 from zhiku.api.openapi import PREFIX, openapi_document
 from zhiku.api.views import ALL
 from zhiku.api.views.meta import OPENAPI_EXTENSION
+from zhiku.console import register_console
 from zhiku.core.config import Settings
 from zhiku.core.errors import StoreBusy
 from zhiku.knowledge_base import KnowledgeBase
@@ -28,10 +29,11 @@ _BODY_SLACK_BYTES = 1024 * 1024
 def create_app(
     settings: Settings, kb: KnowledgeBase | None = None, *, auth: bool = True, workers: bool = True
 ) -> Flask:
-    """The API app over ``kb`` (opened from ``settings`` when not given), with its indexing
-    workers started (``settings.indexing_workers`` threads) unless ``workers=False``. With
-    ``task_queue = "celery"`` documents are sent to Celery workers instead, and this process runs
-    the lease reaper and, owning embedded stores, writes the versions the workers prepare.
+    """The API app and the web console (at ``/``) over ``kb`` (opened from ``settings`` when not
+    given), with its indexing workers started (``settings.indexing_workers`` threads) unless
+    ``workers=False``. With ``task_queue = "celery"`` documents are sent to Celery workers
+    instead, and this process runs the lease reaper and, owning embedded stores, writes the
+    versions the workers prepare.
 
     ``auth=False`` serves every request as a key for all datasets: only for a process that
     embeds the app behind its own access control (or tests); ``zhiku serve`` always checks keys.
@@ -58,7 +60,7 @@ def create_app(
         queue.sweep_uploads()
         pool = IndexingWorkers(knowledge_base, queue, settings.indexing_workers) if workers else None
 
-    app = Flask(__name__)
+    app = Flask(__name__, static_folder=None)  # the console serves its own files
     app.config["MAX_CONTENT_LENGTH"] = int(settings.upload_max_mb * 1024 * 1024) + _BODY_SLACK_BYTES
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
     app.json.sort_keys = False  # type: ignore[attr-defined]
@@ -67,6 +69,7 @@ def create_app(
     for group in ALL:
         group.register(blueprint, limits)
     app.register_blueprint(blueprint)
+    register_console(app, settings, limits.limiter)
     register_error_handlers(app)
     app.extensions[EXTENSION] = ApiContext(
         settings=settings,

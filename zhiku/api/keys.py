@@ -74,6 +74,14 @@ class ApiKeys:
                 return None
             return ApiKey.of(row)
 
+    def active(self, key_id: str) -> ApiKey | None:
+        """The key with this id, unless unknown or revoked (a console session checks it on each page)."""
+        with self._sessions() as session:
+            row = session.get(ApiKeyRow, key_id)
+            if row is None or row.revoked_at is not None:
+                return None
+            return ApiKey.of(row)
+
     def stored(self) -> list[ApiKey]:
         with self._sessions() as session:
             return [

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from zhiku.cli.answers import ask, chat, eval_answers, mcp
+from zhiku.cli.console import console_password
 from zhiku.cli.datasets import dataset
 from zhiku.cli.documents import document, document_retry
 from zhiku.cli.evaluation import bench, eval_command, eval_routing_command
@@ -59,6 +60,7 @@ for _command in (
     worker,
     status,
     apikey,
+    console_password,
     migrate,
     demo,
     plugins,

@@ -119,6 +119,19 @@ class Catalog:
             for dataset_id in dataset_ids
         }
 
+    def status_counts(self, dataset_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """How many documents of each dataset are in each status (one grouped query)."""
+        counts: dict[str, dict[str, int]] = {dataset_id: {} for dataset_id in dataset_ids}
+        with self._sessions() as session:
+            rows = session.execute(
+                select(DocumentRow.dataset_id, DocumentRow.status, func.count())
+                .where(DocumentRow.dataset_id.in_(list(dataset_ids)))
+                .group_by(DocumentRow.dataset_id, DocumentRow.status)
+            ).all()
+        for dataset_id, status, count in rows:
+            counts[dataset_id][status] = int(count)
+        return counts
+
     def documents(
         self, dataset_id: str, *, offset: int, limit: int, keyword: str | None = None
     ) -> tuple[list[DocumentInfo], int]:

@@ -47,7 +47,7 @@ logger = logging.getLogger(__name__)
 ALL_DATASETS_MODEL = "zhiku"
 
 
-def _datasets(names: Sequence[str] | None) -> list[str] | None:
+def answer_datasets(names: Sequence[str] | None) -> list[str] | None:
     """The dataset ids to answer from: those named (each visible to the key), else every dataset
     the key may use (None: all, for an unscoped key)."""
     if names is not None:
@@ -69,7 +69,7 @@ def _sse(payload: dict[str, Any] | str) -> str:
     return f"data: {data}\n\n"
 
 
-def _event_stream(events: Iterator[str]) -> Response:
+def event_stream(events: Iterator[str]) -> Response:
     response = Response(stream_with_context(events), mimetype="text/event-stream")
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"  # a proxy in front must not hold events back
@@ -96,7 +96,7 @@ def _error_event(exc: Exception) -> dict[str, Any]:
 )
 def chat_messages(body: ChatMessageBody) -> Response:
     kb = context().kb
-    datasets = _datasets(body.datasets)
+    datasets = answer_datasets(body.datasets)
     conversation_id = body.conversation_id or None
     task_id, message_id, created = str(uuid.uuid4()), str(uuid.uuid4()), int(time.time())
     options: dict[str, Any] = {
@@ -113,10 +113,10 @@ def chat_messages(body: ChatMessageBody) -> Response:
         return jsonify(dify_blocking(answer, task_id, created, _names(answer)))
     events = kb.ask(body.query, stream=True, **options)  # errors before the stream are answered as JSON
     assert not isinstance(events, Answer)
-    return _event_stream(_dify_events(events, task_id, message_id, created))
+    return event_stream(dify_events(events, task_id, message_id, created))
 
 
-def _dify_events(events: Iterator[AnswerEvent], task_id: str, message_id: str, created: int) -> Iterator[str]:
+def dify_events(events: Iterator[AnswerEvent], task_id: str, message_id: str, created: int) -> Iterator[str]:
     base = {"task_id": task_id, "message_id": message_id, "created_at": created}
     conversation_id = None
     written: list[str] = []
@@ -202,7 +202,7 @@ def list_messages(query: MessageListQuery) -> Response:
 )
 def chat_completions(body: ChatCompletionBody) -> Response:
     question, history = _question_and_history(body)
-    datasets = _datasets(None if body.model == ALL_DATASETS_MODEL else [body.model])
+    datasets = answer_datasets(None if body.model == ALL_DATASETS_MODEL else [body.model])
     completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     options: dict[str, Any] = {
         "datasets": datasets,
@@ -218,7 +218,7 @@ def chat_completions(body: ChatCompletionBody) -> Response:
         return jsonify(openai_completion(answer, completion_id, body.model, created))
     events = kb.ask(question, stream=True, **options)
     assert not isinstance(events, Answer)
-    return _event_stream(_openai_events(events, completion_id, body.model, created))
+    return event_stream(_openai_events(events, completion_id, body.model, created))
 
 
 def _question_and_history(body: ChatCompletionBody) -> tuple[str, list[Turn]]:

@@ -14,12 +14,13 @@ from zhiku.api.routing import Routes
 from zhiku.api.schemas import DatasetCreate, DatasetListQuery, DatasetUpdate
 from zhiku.api.views.common import datasets_json, offset, page
 from zhiku.core.errors import AlreadyExists
+from zhiku.knowledge_base import Dataset
 from zhiku.knowledge_base.pipeline import PipelineSpec
 
 routes = Routes("datasets")
 
 
-def _open_embedding(name: str) -> None:
+def open_embedding(name: str) -> None:
     """Open (and cache) the embedding model before the dataset is made, so that a model the API
     cannot build answers 400. The API passes no model options, and a model that needs some
     (``transformers`` a path, ``openai`` an endpoint) fails in its constructor."""
@@ -52,7 +53,7 @@ def create_dataset(body: DatasetCreate) -> tuple[Response, int]:
     require_unscoped("create datasets")
     rule = dify.pipeline_spec(body.process_rule, body.doc_form, body.doc_language, PipelineSpec())
     ctx = context()
-    _open_embedding(body.embedding_model or ctx.settings.embedding_model)
+    open_embedding(body.embedding_model or ctx.settings.embedding_model)
     dataset = ctx.kb.create_dataset(
         body.name,
         description=body.description,
@@ -100,10 +101,14 @@ def update_dataset(dataset_id: str, body: DatasetUpdate) -> Response:
     "DELETE", "/datasets/{dataset_id}", summary="Delete a dataset and all its stores' data", status=204
 )
 def delete_dataset(dataset_id: str) -> tuple[str, int]:
-    dataset = visible_dataset(dataset_id)
+    remove_dataset(visible_dataset(dataset_id))
+    return "", 204
+
+
+def remove_dataset(dataset: Dataset) -> None:
+    """Delete a dataset, all its stores' data and its documents' uploads."""
     ctx = context()
     document_ids = [info.id for info in dataset.documents()]
     ctx.kb.delete_dataset(dataset.id)
     for document_id in document_ids:
         ctx.queue.uploads.remove(document_id)
-    return "", 204

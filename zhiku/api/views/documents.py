@@ -51,7 +51,7 @@ def _text_bytes(text: str) -> bytes:
     return data
 
 
-def _check_type(upload: Upload) -> None:
+def check_type(upload: Upload) -> None:
     """415 for a file no extractor reads (by suffix nor by content), before it is queued."""
     if not upload.data:
         raise ExtractionError(upload.name, "empty file")
@@ -75,7 +75,7 @@ def _quota_key() -> str:
     return principal().key_id or "trusted"
 
 
-def _index(
+def queue_document(
     dataset: Dataset,
     document_id: str | None,
     *,
@@ -83,10 +83,10 @@ def _index(
     data: bytes | None,
     file_name: str,
     process_rule: dict[str, object] | None,
-) -> Response:
+) -> tuple[str, str]:
     """Queue a new document (``document_id`` None) or a new version of one — new content
-    (``data``), or its stored upload again under a new rule — and answer with it ``waiting`` and
-    the batch to poll; the workers are woken."""
+    (``data``), or its stored upload again under a new rule — counted against the caller's
+    queue quota; returns the document id and the batch to poll. The workers are woken."""
     _admit()
     batch = new_batch()
     queue = context().queue
@@ -106,15 +106,30 @@ def _index(
             process_rule=process_rule,
         )
     context().quota.record(_quota_key(), [document_id])
-    response = jsonify({"document": document_json(dataset, document_id), "batch": batch})
     _wake()
-    return response
+    return document_id, batch
+
+
+def _index(
+    dataset: Dataset,
+    document_id: str | None,
+    *,
+    name: str,
+    data: bytes | None,
+    file_name: str,
+    process_rule: dict[str, object] | None,
+) -> Response:
+    """Queue the document and answer with it ``waiting`` and the batch to poll."""
+    document_id, batch = queue_document(
+        dataset, document_id, name=name, data=data, file_name=file_name, process_rule=process_rule
+    )
+    return jsonify({"document": document_json(dataset, document_id), "batch": batch})
 
 
 def _index_file(
     dataset: Dataset, document_id: str | None, data: FileDocumentData | FileDocumentUpdateData, upload: Upload
 ) -> Response:
-    _check_type(upload)
+    check_type(upload)
     return _index(
         dataset,
         document_id,
@@ -235,10 +250,14 @@ def get_document(dataset_id: str, document_id: str) -> Response:
     "DELETE", "/datasets/{dataset_id}/documents/{document_id}", summary="Delete a document", response=Result
 )
 def delete_document(dataset_id: str, document_id: str) -> Response:
-    dataset = visible_dataset(dataset_id)
-    dataset.delete_document(document_id)  # in any status: a running worker stops at its next checkpoint
-    context().queue.uploads.remove(document_id)
+    remove_document(visible_dataset(dataset_id), document_id)
     return jsonify({"result": "success"})
+
+
+def remove_document(dataset: Dataset, document_id: str) -> None:
+    """Delete a document in any status (a running worker stops at its next checkpoint) and its upload."""
+    dataset.delete_document(document_id)
+    context().queue.uploads.remove(document_id)
 
 
 @routes.route(
@@ -251,17 +270,21 @@ def delete_document(dataset_id: str, document_id: str) -> Response:
     path_schemas={"action": {"type": "string", "enum": list(STATUS_ACTIONS)}},
 )
 def document_status(dataset_id: str, action: str, body: DocumentIds) -> Response:
-    dataset = visible_dataset(dataset_id)
+    set_documents_status(visible_dataset(dataset_id), action, body.document_ids)
+    return jsonify({"result": "success"})
+
+
+def set_documents_status(dataset: Dataset, action: str, document_ids: list[str]) -> None:
+    """Enable, disable, archive or un_archive documents; 400 ``invalid_action`` for another action."""
     catalog = context().catalog
     if action in ("enable", "disable"):
-        catalog.set_enabled(dataset.id, body.document_ids, action == "enable")
+        catalog.set_enabled(dataset.id, document_ids, action == "enable")
     elif action in ("archive", "un_archive"):
-        catalog.set_archived(dataset.id, body.document_ids, action == "archive")
+        catalog.set_archived(dataset.id, document_ids, action == "archive")
     else:
         raise ApiError(
             400, "invalid_action", f"unknown action {action!r}; known: {', '.join(STATUS_ACTIONS)}"
         )
-    return jsonify({"result": "success"})
 
 
 @routes.route(
@@ -290,13 +313,18 @@ def batch_indexing_status(dataset_id: str, batch: str) -> Response:
     response=RetryResult,
 )
 def retry(dataset_id: str, body: DocumentIds) -> Response:
-    dataset = visible_dataset(dataset_id)
-    _admit(len(body.document_ids))
-    batch = new_batch()
-    context().queue.retry(dataset.id, body.document_ids, batch)
-    context().quota.record(_quota_key(), list(body.document_ids))
-    _wake()
+    batch = retry_documents(visible_dataset(dataset_id), body.document_ids)
     return jsonify({"result": "success", "batch": batch})
+
+
+def retry_documents(dataset: Dataset, document_ids: list[str]) -> str:
+    """Queue failed documents again from their stored uploads; returns the batch to poll."""
+    _admit(len(document_ids))
+    batch = new_batch()
+    context().queue.retry(dataset.id, document_ids, batch)
+    context().quota.record(_quota_key(), list(document_ids))
+    _wake()
+    return batch
 
 
 @routes.route(

@@ -22,7 +22,7 @@ from zhiku.core.retrieval_config import RetrievalConfig
 routes = Routes("retrieval")
 
 
-def _records(hits: Sequence[Hit]) -> list[dict[str, Any]]:
+def records(hits: Sequence[Hit]) -> list[dict[str, Any]]:
     """Hits with their stored segments (one query per dataset hit), in rank order; each hit
     counts once in its segment's ``hit_count``."""
     kb = context().kb
@@ -54,7 +54,7 @@ def retrieve(dataset_id: str, body: RetrieveBody) -> Response:
     dataset = visible_dataset(dataset_id)
     config: RetrievalConfig = parse_retrieval(body.retrieval_model or {}, dataset.retrieval)
     hits = dataset.search_with(body.query, config)
-    return jsonify({"query": {"content": body.query}, "records": _records(hits)})
+    return jsonify({"query": {"content": body.query}, "records": records(hits)})
 
 
 @routes.route(
@@ -89,7 +89,7 @@ def retrieve_across(body: CrossRetrieveBody) -> Response:
     return jsonify(
         {
             "query": {"content": body.query},
-            "records": _records(result.hits),
+            "records": records(result.hits),
             "datasets": result.datasets,
             "routing": result.routing,
             "router": result.router,

@@ -1,0 +1,43 @@
+"""The bars of the hit-testing chart: for each hit, its final score and each channel's own score
+and rank, each bar scaled to the best score of its kind among the hits shown (channels' raw
+scores live on different scales: cosine, BM25, keyword weight)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+BAR_WIDTH = 160
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    score: float | None
+    rank: int | None
+    width: int  # pixels of BAR_WIDTH; 0 when the channel did not find the hit
+
+
+def _width(score: float | None, best: float) -> int:
+    if score is None or best <= 0:
+        return 0
+    return max(1, round(BAR_WIDTH * max(0.0, score) / best))
+
+
+def channel_bars(records: Sequence[dict[str, Any]], channels: Sequence[str]) -> list[list[Bar]]:
+    """One list per record: the final score's bar, then one bar per searched channel."""
+    best_final = max((float(record["score"]) for record in records), default=0.0)
+    best = {
+        channel: max((float(r["scores"][channel]) for r in records if channel in r["scores"]), default=0.0)
+        for channel in channels
+    }
+    bars = []
+    for record in records:
+        final = float(record["score"])
+        row = [Bar("final", final, None, _width(final, best_final))]
+        for channel in channels:
+            score = record["scores"].get(channel)
+            row.append(Bar(channel, score, record["ranks"].get(channel), _width(score, best[channel])))
+        bars.append(row)
+    return bars

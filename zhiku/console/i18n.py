@@ -1,0 +1,185 @@
+"""The console in English and Chinese: English text is the key, :data:`ZH` its translation.
+
+The language is the ``lang`` cookie's (set by the switch on every page), else the browser's
+``Accept-Language``, else English.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from flask import request
+
+LANGUAGES = ("en", "zh")
+LANGUAGE_COOKIE = "lang"
+
+ZH: dict[str, str] = {
+    # pages and navigation
+    "Console": "控制台",
+    "Datasets": "知识库",
+    "Chat": "对话",
+    "Documents": "文档",
+    "Segments": "分段",
+    "Segment": "分段",
+    "Hit testing": "召回测试",
+    "Settings": "设置",
+    "Sign in": "登录",
+    "Sign out": "退出",
+    "Sign in with": "登录方式",
+    "API key": "API 密钥",
+    "Console password": "控制台密码",
+    "API key or password": "API 密钥或密码",
+    "Wrong API key or password.": "API 密钥或密码错误。",
+    "Create a key with `zhiku apikey create`, or set a password with `zhiku console-password`.":
+        "用 `zhiku apikey create` 创建密钥，或用 `zhiku console-password` 设置密码。",
+    "All datasets": "全部知识库",
+    "Scoped key": "限定知识库的密钥",
+    "Error": "错误",
+    "Something went wrong": "出错了",
+    "Back to the datasets": "返回知识库列表",
+    "Previous": "上一页",
+    "Next": "下一页",
+    # datasets
+    "Name": "名称",
+    "Description": "描述",
+    "Status": "状态",
+    "Embedding model": "向量模型",
+    "Search method": "检索方式",
+    "Search": "搜索",
+    "Search by name": "按名称搜索",
+    "No datasets yet.": "还没有知识库。",
+    "New dataset": "新建知识库",
+    "Create": "创建",
+    # documents
+    "Drop files here, or choose them": "把文件拖到这里，或选择文件",
+    "at most": "最多",
+    "each": "每个",
+    "files at once": "个文件一次",
+    "Upload": "上传",
+    "Progress": "进度",
+    "Enabled": "已启用",
+    "Actions": "操作",
+    "Metadata": "元数据",
+    "Save": "保存",
+    "No documents yet.": "还没有文档。",
+    "archived": "已归档",
+    "yes": "是",
+    "no": "否",
+    "Delete this document?": "删除这个文档？",
+    "waiting": "排队中",
+    "parsing": "解析中",
+    "cleaning": "清洗中",
+    "splitting": "分段中",
+    "indexing": "索引中",
+    "completed": "已完成",
+    "completed_with_errors": "部分完成",
+    "error": "出错",
+    "paused": "已暂停",
+    "enable": "启用",
+    "disable": "停用",
+    "archive": "归档",
+    "un_archive": "取消归档",
+    "retry": "重试",
+    "delete": "删除",
+    # segments
+    "Search the text": "搜索内容",
+    "All documents": "全部文档",
+    "All": "全部",
+    "Disabled": "已停用",
+    "Filter": "筛选",
+    "No segments match.": "没有匹配的分段。",
+    "page": "页",
+    "section": "章节",
+    "tokens": "词元",
+    "hits": "命中",
+    "enabled": "已启用",
+    "disabled": "已停用",
+    "Answer": "答案",
+    "Edit": "编辑",
+    "Content": "内容",
+    "Keywords (comma separated)": "关键词（逗号分隔）",
+    "Enable": "启用",
+    "Disable": "停用",
+    # hit testing
+    "Query": "查询",
+    "Metadata filters": "元数据筛选",
+    "Match": "匹配",
+    "all conditions": "全部条件",
+    "any condition": "任一条件",
+    "This dataset has no metadata fields yet (see Settings).": "这个知识库还没有元数据字段（见设置）。",
+    "Retrieval settings": "检索设置",
+    "Hybrid channels": "混合检索通道",
+    "Fusion": "融合方式",
+    "Rerank model": "重排模型",
+    "Weights": "权重",
+    "Score threshold": "分数阈值",
+    "Reorder (odd/even)": "重排序（奇偶）",
+    "Run": "运行",
+    "Run and save settings": "运行并保存设置",
+    "Settings saved.": "设置已保存。",
+    "Recent queries": "最近的查询",
+    "None yet.": "暂无。",
+    "Hits": "命中结果",
+    "Type a question and run it.": "输入问题并运行。",
+    "Each bar is scaled to the best score of its kind among these hits; rank is the channel's own.":
+        "每个条形按本次结果中同类最高分缩放；排名为该通道自身的排名。",
+    "position": "位置",
+    "Final score": "最终分数",
+    "rank": "排名",
+    "Nothing found.": "没有找到。",
+    "hybrid_search": "混合检索",
+    "semantic_search": "向量检索",
+    "full_text_search": "全文检索",
+    "keyword_search": "关键词检索",
+    "semantic": "向量",
+    "full_text": "全文 BM25",
+    "keyword": "关键词",
+    "weighted_score": "加权分数",
+    "rrf": "倒数排名融合 RRF",
+    "reranking_model": "重排模型",
+    "none": "不融合",
+    # settings
+    "Fixed once the dataset is created: its vectors were made by this model.":
+        "创建后不可更改：向量由此模型生成。",
+    "Indexed.": "已建索引。",
+    "Process rule": "处理规则",
+    "applies to documents indexed from now on": "对此后索引的文档生效",
+    "Cleaners": "清洗规则",
+    "Splitter": "分段器",
+    "Separator": "分隔符",
+    "Overlap (tokens)": "重叠（词元）",
+    "Metadata fields": "元数据字段",
+    "Type": "类型",
+    "Rename": "重命名",
+    "Delete this field and every value of it?": "删除这个字段及其所有取值？",
+    "Field name": "字段名",
+    "Add field": "添加字段",
+    "Built-in fields in filters": "在筛选中使用内置字段",
+    "Delete this dataset and all its documents?": "删除这个知识库及其全部文档？",
+    "Delete dataset": "删除知识库",
+    "string": "文本",
+    "number": "数字",
+    "time": "时间",
+    # chat
+    "Conversations": "会话",
+    "New conversation": "新会话",
+    "Searched for": "检索词",
+    "none chosen: all": "不选即全部",
+    "Question": "问题",
+    "Ask": "提问",
+}
+
+
+def choose_language() -> str:
+    chosen = request.cookies.get(LANGUAGE_COOKIE)
+    if chosen in LANGUAGES:
+        return chosen
+    best = request.accept_languages.best_match(["en", "zh", "zh-CN", "zh-TW", "zh-Hans", "zh-Hant"])
+    return "zh" if best and best.startswith("zh") else "en"
+
+
+def translator(lang: str) -> Callable[[str], str]:
+    """``_(text)`` for templates: the text in ``lang`` (English when a translation is missing)."""
+    if lang == "zh":
+        return lambda text: ZH.get(text, text)
+    return lambda text: text

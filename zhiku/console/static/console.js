@@ -1,0 +1,207 @@
+// zhiku console: confirmations, uploads with live progress, and the chat stream. No library.
+"use strict";
+
+const csrfToken = () => document.querySelector('meta[name="csrf-token"]').content;
+
+function confirmForms() {
+  document.querySelectorAll("form[data-confirm]").forEach((form) => {
+    form.addEventListener("submit", (event) => {
+      if (!window.confirm(form.dataset.confirm)) event.preventDefault();
+    });
+  });
+}
+
+// -- documents: upload and progress ---------------------------------------------------------
+
+const POLL_MS = 1000;
+const POLL_LIMIT_MS = 30 * 60 * 1000; // a page stops polling after half an hour
+let polling = null;
+
+async function refreshRows(form) {
+  const response = await fetch(form.dataset.rows, { headers: { Accept: "text/html" } });
+  if (!response.ok) return false;
+  const body = document.getElementById("document-rows");
+  body.innerHTML = await response.text(); // rendered and escaped by the server's template
+  confirmForms();
+  return response.headers.get("X-Zhiku-Active") === "1";
+}
+
+function pollRows(form) {
+  if (polling) return;
+  const started = Date.now();
+  let quietRounds = 0;
+  polling = setInterval(async () => {
+    const active = await refreshRows(form);
+    quietRounds = active ? 0 : quietRounds + 1;
+    if (quietRounds >= 2 || Date.now() - started > POLL_LIMIT_MS) {
+      clearInterval(polling);
+      polling = null;
+    }
+  }, POLL_MS);
+}
+
+async function uploadFiles(form, files) {
+  const status = document.getElementById("upload-status");
+  const lines = [];
+  const show = () => { status.textContent = lines.join(" · "); };
+  for (const file of files) {
+    const data = new FormData();
+    data.append("file", file, file.name);
+    data.append("csrf_token", csrfToken());
+    let line = file.name + ": …";
+    lines.push(line);
+    show();
+    try {
+      const response = await fetch(form.action, {
+        method: "POST",
+        body: data,
+        headers: { Accept: "application/json", "X-CSRFToken": csrfToken() },
+      });
+      const body = await response.json().catch(() => ({}));
+      line = file.name + ": " + (response.ok ? "✓" : (body.message || response.statusText));
+    } catch (error) {
+      line = file.name + ": " + error;
+    }
+    lines[lines.length - 1] = line;
+    show();
+  }
+  await refreshRows(form);
+  pollRows(form);
+}
+
+function uploads() {
+  const form = document.getElementById("upload-form");
+  if (!form) return;
+  const input = document.getElementById("file-input");
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (input.files.length) uploadFiles(form, Array.from(input.files)).then(() => { input.value = ""; });
+  });
+  input.addEventListener("change", () => {
+    if (input.files.length) uploadFiles(form, Array.from(input.files)).then(() => { input.value = ""; });
+  });
+  ["dragenter", "dragover"].forEach((name) => form.addEventListener(name, (event) => {
+    event.preventDefault();
+    form.classList.add("over");
+  }));
+  ["dragleave", "drop"].forEach((name) => form.addEventListener(name, () => form.classList.remove("over")));
+  form.addEventListener("drop", (event) => {
+    event.preventDefault();
+    if (event.dataTransfer && event.dataTransfer.files.length) uploadFiles(form, Array.from(event.dataTransfer.files));
+  });
+  if (document.getElementById("document-rows").dataset.active === "1") pollRows(form);
+}
+
+// -- chat: a streamed answer with clickable citations ----------------------------------------
+
+function citedText(container, text, sources, segmentUrl) {
+  // [n] markers become links to the cited segment; everything else stays text
+  container.textContent = "";
+  const byNumber = new Map(sources.map((s) => [String(s.position), s]));
+  let last = 0;
+  for (const match of text.matchAll(/\[(\d+)\]/g)) {
+    container.append(document.createTextNode(text.slice(last, match.index)));
+    const source = byNumber.get(match[1]);
+    if (source) {
+      const link = document.createElement("a");
+      link.href = segmentUrl.replace("DATASET", source.dataset_id).replace("SEGMENT", source.segment_id);
+      link.className = "citation";
+      link.textContent = match[0];
+      link.title = source.document_name || "";
+      container.append(link);
+    } else {
+      container.append(document.createTextNode(match[0]));
+    }
+    last = match.index + match[0].length;
+  }
+  container.append(document.createTextNode(text.slice(last)));
+}
+
+function showEnd(view, event, text, segmentUrl) {
+  const meta = event.metadata || {};
+  const sources = meta.retriever_resources || [];
+  citedText(view.querySelector(".text"), text, sources, segmentUrl);
+  const plan = meta.plan || {};
+  if (plan.search_query) view.querySelector(".searched").textContent = "⟶ " + plan.search_query;
+  const list = view.querySelector(".sources");
+  for (const source of sources) {
+    const item = document.createElement("li");
+    item.value = source.position;
+    const link = document.createElement("a");
+    link.href = segmentUrl.replace("DATASET", source.dataset_id).replace("SEGMENT", source.segment_id);
+    link.textContent = (source.document_name || "") + (source.page != null ? " · p." + source.page : "");
+    item.append(link);
+    list.append(item);
+  }
+}
+
+async function ask(form) {
+  const messages = document.getElementById("messages");
+  const question = document.createElement("div");
+  question.className = "message user";
+  question.textContent = form.querySelector("textarea").value;
+  messages.append(question);
+  const view = document.getElementById("answer-template").content.firstElementChild.cloneNode(true);
+  messages.append(view);
+  const response = await fetch(form.action, {
+    method: "POST",
+    body: new FormData(form),
+    headers: { Accept: "text/event-stream", "X-CSRFToken": csrfToken() },
+  });
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({}));
+    view.querySelector(".text").textContent = body.message || response.statusText;
+    view.classList.add("error");
+    return;
+  }
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let text = "";
+  const segmentUrl = form.dataset.segmentUrl;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const chunk = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      if (!chunk.startsWith("data: ")) continue;
+      const event = JSON.parse(chunk.slice(6));
+      if (event.event === "message") {
+        text += event.answer;
+        view.querySelector(".text").textContent = text;
+      } else if (event.event === "message_replace") {
+        text = event.answer;
+        view.querySelector(".text").textContent = text;
+      } else if (event.event === "message_end") {
+        document.getElementById("conversation_id").value = event.conversation_id || "";
+        showEnd(view, event, text, segmentUrl);
+      } else if (event.event === "error") {
+        view.querySelector(".text").textContent = event.message;
+        view.classList.add("error");
+      }
+    }
+  }
+}
+
+function chat() {
+  const form = document.getElementById("chat-form");
+  if (!form) return;
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const button = form.querySelector("button[type=submit]");
+    button.disabled = true;
+    ask(form).finally(() => {
+      button.disabled = false;
+      form.querySelector("textarea").value = "";
+    });
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  confirmForms();
+  uploads();
+  chat();
+});

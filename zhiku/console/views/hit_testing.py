@@ -1,0 +1,80 @@
+"""Hit testing: a query against a dataset with its retrieval settings beside it (change them,
+run again, save them), filters on metadata fields, each hit's final score and every channel's
+own score and rank drawn as bars, and the session's recent queries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app, render_template, request
+from flask.typing import ResponseReturnValue
+
+from zhiku.api.views.retrieval import records
+from zhiku.console import forms
+from zhiku.console.blueprint import console
+from zhiku.console.channel_chart import BAR_WIDTH, channel_bars
+from zhiku.console.history import PastQuery, QueryHistory
+from zhiku.console.signin import session_id
+from zhiku.console.views.common import dataset_of
+from zhiku.core.metadata import BUILTIN_FIELDS, OPERATORS
+from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.knowledge_base import Dataset
+
+
+def _history() -> QueryHistory:
+    return current_app.extensions["zhiku.console.history"]  # type: ignore[no-any-return]
+
+
+def _page(dataset: Dataset, config: RetrievalConfig, query: str, **values: Any) -> str:
+    metadata = dataset.metadata
+    builtin = list(BUILTIN_FIELDS) if metadata.builtin_enabled else []
+    return render_template(
+        "hit_testing.html",
+        dataset=dataset,
+        config=config,
+        query=query,
+        fields=[field.name for field in metadata.fields()] + builtin,
+        operators=OPERATORS,
+        filter_rows=forms.MAX_FILTER_ROWS,
+        form=request.form,
+        search_methods=forms.SEARCH_METHODS,
+        channels=forms.CHANNELS,
+        fusion_modes=forms.FUSION_MODES,
+        history=_history().recent(session_id(), dataset.id),
+        bar_width=BAR_WIDTH,
+        **values,
+    )
+
+
+@console.route("/datasets/<dataset_id>/hit-testing")
+def hit_testing(dataset_id: str) -> ResponseReturnValue:
+    dataset = dataset_of(dataset_id)
+    query = forms.text(request.args, "query", max_chars=forms.MAX_QUERY_CHARS)
+    return _page(dataset, dataset.retrieval, query, results=None, saved=False)
+
+
+@console.route("/datasets/<dataset_id>/hit-testing", methods=["POST"])
+def run_hit_test(dataset_id: str) -> ResponseReturnValue:
+    dataset = dataset_of(dataset_id)
+    form = request.form
+    config = forms.retrieval(form, dataset.retrieval)
+    saved = form.get("action") == "save"
+    if saved:
+        dataset.update(retrieval=config)
+    query = forms.query(form)
+    metadata = dataset.metadata
+    builtin = list(BUILTIN_FIELDS) if metadata.builtin_enabled else []
+    condition = forms.metadata_filter(form, metadata.fields(), builtin)
+    searched = config.merged({"metadata_filter": condition}) if condition is not None else config
+    found = records(dataset.search_with(query, searched))
+    values = metadata.values_of([record["segment"]["document_id"] for record in found])
+    _history().add(session_id(), PastQuery(dataset.id, query, len(found)))
+    return _page(
+        dataset,
+        config,
+        query,
+        results=found,
+        bars=channel_bars(found, config.channels),
+        values=values,
+        saved=saved,
+    )

@@ -1,0 +1,80 @@
+"""A dataset's segments: paged, searched, filtered by document and by enabled; each edited
+(content, keywords, answer) or switched on and off, re-indexed for that segment alone."""
+
+from __future__ import annotations
+
+from flask import redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+
+from zhiku.api.context import context
+from zhiku.api.schemas import MAX_NAME_CHARS
+from zhiku.console import forms
+from zhiku.console.blueprint import console
+from zhiku.console.views.account import safe_next
+from zhiku.console.views.common import dataset_of, paging
+from zhiku.knowledge_base import Dataset
+
+#: Documents offered in the page's document filter.
+MAX_DOCUMENT_CHOICES = 200
+
+
+def _document_names(dataset: Dataset, document_ids: set[str]) -> dict[str, str]:
+    return {document_id: dataset.document(document_id).name for document_id in document_ids}
+
+
+@console.route("/datasets/<dataset_id>/segments")
+def segments(dataset_id: str) -> ResponseReturnValue:
+    dataset = dataset_of(dataset_id)
+    pages = paging()
+    keyword = forms.text(request.args, "keyword", max_chars=MAX_NAME_CHARS)
+    document_id = forms.text(request.args, "document", max_chars=64) or None
+    enabled_choice = forms.choice(request.args, "enabled", ("all", "yes", "no"), "all")
+    enabled = None if enabled_choice == "all" else enabled_choice == "yes"
+    stored, total = dataset.segment_editor().page(
+        document_id, offset=pages.offset, limit=pages.size, keyword=keyword or None, enabled=enabled
+    )
+    choices, _ = context().catalog.documents(dataset.id, offset=0, limit=MAX_DOCUMENT_CHOICES)
+    return render_template(
+        "segments.html",
+        dataset=dataset,
+        segments=stored,
+        names=_document_names(dataset, {item.segment.document_id for item in stored}),
+        documents=choices,
+        total=total,
+        paging=pages,
+        keyword=keyword,
+        document_id=document_id or "",
+        enabled=enabled_choice,
+        qa=dataset.process_rule.doc_form == "qa",
+    )
+
+
+@console.route("/datasets/<dataset_id>/segments/<segment_id>")
+def segment(dataset_id: str, segment_id: str) -> ResponseReturnValue:
+    """One segment, as a citation or a hit links to it."""
+    dataset = dataset_of(dataset_id)
+    stored = dataset.segment_editor().find(segment_id)
+    return render_template(
+        "segment.html",
+        dataset=dataset,
+        item=stored,
+        names=_document_names(dataset, {stored.segment.document_id}),
+        qa=dataset.process_rule.doc_form == "qa",
+    )
+
+
+@console.route("/datasets/<dataset_id>/segments/<segment_id>", methods=["POST"])
+def edit_segment(dataset_id: str, segment_id: str) -> ResponseReturnValue:
+    dataset = dataset_of(dataset_id)
+    editor = dataset.segment_editor()
+    document_id = editor.find(segment_id).segment.document_id
+    form = request.form
+    if "enabled" in form and "content" not in form:
+        editor.update(document_id, segment_id, enabled=form["enabled"] == "1")
+    else:
+        limit = forms.MAX_SEGMENT_CHARS
+        content = forms.text(form, "content", max_chars=limit, required=True, strip=False)
+        answer = forms.text(form, "answer", max_chars=limit) if "answer" in form else None
+        editor.update(document_id, segment_id, content=content, answer=answer, keywords=forms.keywords(form))
+    back = url_for("console.segments", dataset_id=dataset.id)
+    return redirect(safe_next(form.get("next"), back))
