@@ -62,7 +62,8 @@ async def exercise(server: StdioServerParameters | str) -> None:
 
 def test_stdio(home: Path) -> None:
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "zhiku.cli", "--home", str(home), "mcp"], env=ENV
+        command=sys.executable, args=["-m", "zhiku.cli", "--home", str(home), "mcp"],
+        env={**os.environ, **ENV},
     )
     anyio.run(exercise, params)
 
@@ -105,7 +106,8 @@ def test_stdio_beside_a_running_server_goes_through_its_api(home: Path) -> None:
     server = Server(home)
     try:
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "zhiku.cli", "--home", str(home), "mcp"], env=ENV
+            command=sys.executable, args=["-m", "zhiku.cli", "--home", str(home), "mcp"],
+        env={**os.environ, **ENV},
         )
         anyio.run(exercise, params)
         assert server.process.poll() is None
