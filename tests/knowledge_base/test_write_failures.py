@@ -23,7 +23,7 @@ V1 = "Alpha harvest notes: the spring longjing was picked at dawn.\n\nAlpha dryi
 V2 = "Omega harvest notes: the autumn tieguanyin was rolled twice.\n\nOmega roasting takes a day."
 METHODS = ("semantic_search", "full_text_search", "keyword_search")
 PARAGRAPH = {"max_tokens": 20, "chunk_overlap": 0}
-PARENT_CHILD = {**PARAGRAPH, "doc_form": "hierarchical_model", "child_max_tokens": 16, "child_chunk_overlap": 0}
+PARENT_CHILD = {**PARAGRAPH, "doc_form": "hierarchical_model", "child_max_tokens": 16}
 RULES = pytest.mark.parametrize("rule", [PARAGRAPH, PARENT_CHILD], ids=["paragraph", "parent_child"])
 
 
