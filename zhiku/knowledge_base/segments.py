@@ -4,9 +4,10 @@ An edit of ``content`` or ``keywords`` re-embeds and re-tokenizes the one segmen
 BM25 and keyword stores; ``enabled`` flips its flag in the stores; ``answer`` is not indexed
 (Q&A segments index the question) and changes only the row.
 
-In a parent-child dataset the segments are parents: a new or edited parent is cut into children
-again (its keywords are not indexed: its children are), and each child chunk can be listed,
-added, changed and deleted (Dify's child chunk endpoints), re-indexing that parent's children.
+A segment with child chunks is a parent (its document was indexed as ``hierarchical_model``):
+an edited parent, and a segment added to such a document, is cut into children again (its
+keywords are not indexed: its children are), and each child chunk can be listed, added, changed
+and deleted (Dify's child chunk endpoints), re-indexing that parent's children.
 """
 
 from __future__ import annotations
@@ -84,10 +85,11 @@ class SegmentEditor:
         self._index = index
         self._spec = spec
 
-    @property
-    def hierarchical(self) -> bool:
-        """Whether this dataset's segments are parents of indexed child chunks."""
-        return self._spec.doc_form == "hierarchical_model"
+    def _has_children(self, session: Session, *, document_id: str = "", segment_id_: str = "") -> bool:
+        """Whether a segment (or any segment of a document) is a parent of child chunks."""
+        column = ChildChunkRow.segment_id if segment_id_ else ChildChunkRow.document_id
+        found = select(ChildChunkRow.id).where(column == (segment_id_ or document_id)).limit(1)
+        return session.scalar(found) is not None
 
     def _with_children(self, segment: Segment) -> Segment:
         """A parent segment with its children cut again from its content."""
@@ -175,6 +177,9 @@ class SegmentEditor:
                         SegmentRow.document_id == document_id
                     )
                 )
+                parents = self._has_children(session, document_id=document_id) or (
+                    not start and self._spec.doc_form == "hierarchical_model"
+                )
             if self._spec.doc_form == "qa_model" and any(not (item.answer or "").strip() for item in items):
                 raise InvalidInput("each segment of a qa_model dataset needs an answer")
             length = length_function(self._spec)
@@ -196,7 +201,7 @@ class SegmentEditor:
                         answer=item.answer,
                     )
                 )
-            if self.hierarchical:
+            if parents:
                 segments = [self._with_children(s) for s in segments]
             self._index().write_segments(segments)
         stored = self.by_ids([s.id for s in segments])
@@ -220,6 +225,7 @@ class SegmentEditor:
             with self._sessions() as session:
                 self._editable(session, document_id)
                 current = _stored(self._segment(session, document_id, segment_id_)).segment
+                parent = self._has_children(session, segment_id_=segment_id_)
             changed = replace(current)
             if content is not None:
                 changed.content = _non_empty(content)
@@ -233,9 +239,9 @@ class SegmentEditor:
                 changed.answer = answer
             if enabled is not None:
                 changed.enabled = enabled
-            if self.hierarchical and changed.content != current.content:
+            if parent and changed.content != current.content:
                 self._index().write_segments([self._with_children(changed)])
-            elif not self.hierarchical and (
+            elif not parent and (
                 changed.content != current.content or changed.keywords != current.keywords
             ):
                 self._index().write_segments([changed])
@@ -330,13 +336,16 @@ class SegmentEditor:
 
     def _parent(self, document_id: str, segment_id_: str) -> Segment:
         """A parent segment with its stored children, of an editable document."""
-        if not self.hierarchical:
-            raise InvalidInput("child chunks exist only in parent-child (hierarchical_model) datasets")
         with self._sessions() as session:
             self._editable(session, document_id)
             parent = segment_of(self._segment(session, document_id, segment_id_))
             of_parent = select(ChildChunkRow).where(ChildChunkRow.segment_id == segment_id_)
             rows = session.scalars(of_parent.order_by(ChildChunkRow.position)).all()
+            if not rows:
+                raise InvalidInput(
+                    f"segment {segment_id_!r} has no child chunks: they exist only in documents "
+                    "indexed as hierarchical_model (parent-child)"
+                )
             parent.children = [child_of(row) for row in rows]
             return parent
 
