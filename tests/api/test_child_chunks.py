@@ -117,8 +117,8 @@ def test_bad_child_chunk_requests_name_the_problem(api: Api) -> None:
     refused = api.post(flat_base, json={"content": "x"})
     assert refused.status_code == 400 and "hierarchical_model" in refused.json["message"]
     assert refused.json["code"] == "invalid_input"
+    rule = {**HIERARCHICAL, "rules": {"parent_mode": "chapter"}}
     bad_mode = api.post(
-        f"/v1/datasets/{flat}/document/create-by-text",
-        json={"name": "x", "text": "y", "process_rule": {**HIERARCHICAL, "rules": {"parent_mode": "chapter"}}},
+        f"/v1/datasets/{flat}/document/create-by-text", json={"name": "x", "text": "y", "process_rule": rule}
     )
     assert bad_mode.status_code == 400 and "parent_mode" in bad_mode.json["message"]
