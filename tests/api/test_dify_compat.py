@@ -42,7 +42,7 @@ DIFY_SEGMENT = {
     "index_node_id", "index_node_hash", "hit_count", "enabled", "disabled_at", "disabled_by", "status",
     "created_by", "created_at", "indexing_at", "completed_at", "error", "stopped_at",
 }  # fmt: skip
-DIFY_RECORD = {"segment", "score", "tsne_position"}
+DIFY_RECORD = {"segment", "child_chunks", "score", "tsne_position"}
 DIFY_RECORD_DOCUMENT = {"id", "data_source_type", "name"}
 
 # What zhiku adds, on purpose.

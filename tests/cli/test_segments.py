@@ -119,3 +119,30 @@ def test_a_disabled_segment_is_not_found_until_enabled(run, run_json, tea: Path)
     assert _full_text(run, "bamboo baskets") == []
     assert "enabled segment" in run("segment", "enable", segment["id"], "--dataset", "tea").output
     assert _full_text(run, "bamboo baskets") == [TEA_FILES["b.txt"]]
+
+
+def test_child_chunks_of_a_parent_child_dataset(run, run_json, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    run("dataset", "create", "pc", "--doc-form", "hierarchical_model", "--child-max-tokens", "16")
+    text = "Oolong is half oxidised and rolled by hand. Tieguanyin is an oolong from Anxi county."
+    (tmp_path / "oolong.txt").write_text(text, encoding="utf-8")
+    run("ingest", str(tmp_path / "oolong.txt"), "--dataset", "pc")
+    (parent,) = run_json("segment", "list", "--dataset", "pc")["segments"]
+    children = run_json("segment", "children", parent["id"], "--dataset", "pc")
+    assert children["total"] == len(children["children"])
+    assert children["total"] >= 2
+    assert all(child["content"] in text for child in children["children"])
+    pc = ("--dataset", "pc")
+    added = run_json("segment", "add-child", parent["id"], *pc, "--content", "A wombat tastes it.")
+    found = run("search", "wombat", "--dataset", "pc", "--method", "keyword", "--json").stdout
+    assert [hit["content"] for hit in json.loads(found)] == [text]
+    run("segment", "edit-child", parent["id"], added["id"], *pc, "--content", "A quokka tastes it.")
+    assert run_json("segment", "children", parent["id"], *pc, "--keyword", "quokka")["total"] == 1
+    run("segment", "delete-child", parent["id"], added["id"], "--dataset", "pc")
+    assert run_json("segment", "children", parent["id"], "--dataset", "pc")["total"] == children["total"]
+    flat = run("dataset", "create", "flat")
+    assert flat.exit_code == 0
+    (tmp_path / "flat.txt").write_text("Plain text only.", encoding="utf-8")
+    run("ingest", str(tmp_path / "flat.txt"), "--dataset", "flat")
+    (plain,) = run_json("segment", "list", "--dataset", "flat")["segments"]
+    refused = run("segment", "add-child", plain["id"], "--dataset", "flat", "--content", "x", code=1)
+    assert "hierarchical_model" in refused.stderr

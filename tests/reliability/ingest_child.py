@@ -98,6 +98,8 @@ def install(killer: Killer, index: DatasetIndex) -> None:
                 setattr(owner, method, killer.wrap(name, getattr(owner, method)))
     for method in ("add", "delete_segments"):
         setattr(index.keywords, method, killer.wrap(f"keywords.{method}", getattr(index.keywords, method)))
+    # a parent-child dataset's postings are its children's: the same kill point
+    index.child_keywords.add = killer.wrap("keywords.add", index.child_keywords.add)  # type: ignore[method-assign]
     index.embedding.embed_documents = killer.wrap(  # type: ignore[method-assign]
         "embedding.embed_documents", index.embedding.embed_documents
     )

@@ -47,7 +47,17 @@ POINTS_PER_HOOK = 2
 TIMED_KILLS = 5
 #: Small write batches, so that a run makes several commits (each flushes both stores: fsyncs).
 WRITE_BATCH_SEGMENTS = 25
-PROCESS_RULE = {"max_tokens": 40, "chunk_overlap": 0}
+#: Paragraph, and parent-child (whose child chunks are the stores' points, the parents the rows searched).
+PROCESS_RULES = {
+    "paragraph": {"max_tokens": 40, "chunk_overlap": 0},
+    "parent_child": {
+        "max_tokens": 40,
+        "chunk_overlap": 0,
+        "doc_form": "hierarchical_model",
+        "child_max_tokens": 16,
+        "child_chunk_overlap": 0,
+    },
+}
 
 Version = tuple[tuple[int, str], ...]
 
@@ -258,22 +268,22 @@ def _key(base_ids: list[str], document_id: str, name: str) -> str:
     return document_id if document_id in base_ids else name
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    root = tmp_path_factory.mktemp("crash")
+@pytest.fixture(scope="module", params=sorted(PROCESS_RULES))
+def world(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[World]:
+    root = tmp_path_factory.mktemp(f"crash-{request.param}")
     corpus = _corpus(root / "files")
     writer = Writer(root, corpus.new[: len(SUFFIXES)])
     try:
-        yield _world(root, corpus, writer)
+        yield _world(root, corpus, writer, PROCESS_RULES[request.param])
     finally:
         writer.close()
 
 
-def _world(root: Path, corpus: Corpus, writer: Writer) -> World:
+def _world(root: Path, corpus: Corpus, writer: Writer, process_rule: dict[str, Any]) -> World:
     """The base copy, and what a complete run (the control) makes of it."""
     base_home = root / "base"
     with KnowledgeBase.open(base_home, embedding_model="synthetic") as kb:
-        dataset = kb.create_dataset(DATASET, process_rule=PROCESS_RULE)
+        dataset = kb.create_dataset(DATASET, process_rule=process_rule)
         infos = dataset.add_files(corpus.base)
         assert [info.status for info in infos] == ["completed"] * 4, [info.error for info in infos]
         base_ids = [info.id for info in infos]

@@ -22,7 +22,7 @@ from zhiku.knowledge_base.catalog import DatasetCounts, DatasetSummary
 from zhiku.knowledge_base.jobs import JobState
 from zhiku.knowledge_base.pipeline import PipelineSpec
 from zhiku.knowledge_base.records import DocumentInfo
-from zhiku.knowledge_base.segments import SEGMENT_STATUS, StoredSegment
+from zhiku.knowledge_base.segments import SEGMENT_STATUS, StoredChild, StoredSegment
 from zhiku.splitters import splitters
 
 DOC_FORM_IN = {"text_model": "paragraph"}
@@ -117,25 +117,47 @@ def _dify_rule(rule: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
             "doc_form": data["doc_form"],
             "doc_language": data["doc_language"],
         }
-    if mode != "custom":
-        raise ValueError(f"process_rule.mode {mode!r} is not supported: automatic or custom")
+    if mode not in ("custom", "hierarchical"):
+        raise ValueError(f"process_rule.mode {mode!r} is not supported: automatic, custom or hierarchical")
     rules = rule.get("rules") or {}
     if not isinstance(rules, dict):
         raise ValueError("process_rule.rules must be an object")
+    if mode == "hierarchical":
+        data = _hierarchical_rules(rules, {**data, "doc_form": "hierarchical_model"})
     pre = rules.get("pre_processing_rules") or []
     if not isinstance(pre, list) or not all(isinstance(r, dict) and "id" in r for r in pre):
         raise ValueError("process_rule.rules.pre_processing_rules must be a list of {id, enabled}")
     data = {**data, "cleaners": ["default", *(str(r["id"]) for r in pre if r.get("enabled"))]}
-    segmentation = rules.get("segmentation") or {}
+    return _segmentation(rules, "segmentation", data, "")
+
+
+def _segmentation(rules: dict[str, Any], key: str, data: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """Dify's ``rules.<key>`` onto the spec's splitter fields (``prefix`` ``child_`` for children)."""
+    segmentation = rules.get(key) or {}
     if not isinstance(segmentation, dict):
-        raise ValueError("process_rule.rules.segmentation must be an object")
+        raise ValueError(f"process_rule.rules.{key} must be an object")
     separator = segmentation.get("separator")
     if separator:
-        data.update(splitter="fixed_separator", separator=str(separator).replace("\\n", "\n"))
-    for key in ("max_tokens", "chunk_overlap"):
-        if segmentation.get(key) is not None:
-            data[key] = segmentation[key]
+        data.update(
+            {
+                f"{prefix}splitter": "fixed_separator",
+                f"{prefix}separator": str(separator).replace("\\n", "\n"),
+            }
+        )
+    for field in ("max_tokens", "chunk_overlap"):
+        if segmentation.get(field) is not None:
+            data[prefix + field] = segmentation[field]
     return data
+
+
+def _hierarchical_rules(rules: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """Dify's parent-child rules: ``parent_mode`` and the children's ``subchunk_segmentation``."""
+    parent_mode = rules.get("parent_mode") or "paragraph"
+    if parent_mode not in ("paragraph", "full-doc"):
+        raise ValueError(
+            f"process_rule.rules.parent_mode {parent_mode!r} is not supported: paragraph or full-doc"
+        )
+    return _segmentation(rules, "subchunk_segmentation", {**data, "parent_mode": parent_mode}, "child_")
 
 
 # -- responses -----------------------------------------------------------------------------------
@@ -282,13 +304,40 @@ def segment(stored: StoredSegment) -> dict[str, Any]:
     }
 
 
+def child_chunk(stored: StoredChild) -> dict[str, Any]:
+    item = stored.chunk
+    created = seconds(stored.created_at)
+    return {
+        "id": item.id,
+        "segment_id": stored.segment_id,
+        "position": item.position + 1,
+        "content": item.content,
+        "word_count": len(item.content),
+        "tokens": item.tokens,
+        "index_node_id": item.id,
+        "index_node_hash": item.hash,
+        "status": SEGMENT_STATUS,
+        "created_by": "",
+        "created_at": created,
+        "indexing_at": created,
+        "completed_at": created,
+        "error": None,
+        "stopped_at": None,
+    }
+
+
 def record(hit: Hit, stored: StoredSegment, dataset_name: str) -> dict[str, Any]:
-    """One retrieval hit as Dify's hit-testing record, plus zhiku's per-method scores and ranks."""
+    """One retrieval hit as Dify's hit-testing record, plus zhiku's per-method scores and ranks;
+    ``child_chunks`` are the children that matched (parent-child datasets), best first."""
     return {
         "segment": {
             **segment(stored),
             "document": {"id": hit.document_id, "data_source_type": "upload_file", "name": hit.document_name},
         },
+        "child_chunks": [
+            {"id": c.id, "content": c.content, "position": c.position + 1, "score": c.score}
+            for c in hit.child_chunks
+        ],
         "score": hit.score,
         "tsne_position": None,
         "scores": dict(hit.scores),

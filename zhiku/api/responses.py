@@ -186,6 +186,43 @@ class HitSegment(SegmentOut):
     document: HitDocument
 
 
+class ChildChunkOut(Out):
+    """Dify's child chunk of a parent segment (parent-child datasets)."""
+
+    id: str
+    segment_id: str
+    position: int
+    content: str
+    word_count: int
+    tokens: int
+    index_node_id: str
+    index_node_hash: str
+    status: str
+    created_by: str
+    created_at: int
+    indexing_at: int
+    completed_at: int
+    error: None
+    stopped_at: None
+
+
+class ChildChunkPage(Page):
+    data: list[ChildChunkOut]
+
+
+class ChildChunkOne(Out):
+    data: ChildChunkOut
+
+
+class HitChildChunk(Out):
+    """A child chunk that matched the query, with its own fused score."""
+
+    id: str
+    content: str
+    position: int
+    score: float
+
+
 class HitDataset(Out):
     id: str
     name: str
@@ -195,6 +232,7 @@ class Record(Out):
     """A hit as Dify's hit-testing record, plus zhiku's score and rank per search method."""
 
     segment: HitSegment
+    child_chunks: list[HitChildChunk]
     score: float
     tsne_position: None
     scores: dict[str, float]

@@ -375,6 +375,16 @@ class SegmentUpdate(ApiModel):
     segment: SegmentChange
 
 
+class ChildChunkListQuery(Pagination):
+    keyword: str | None = Field(None, max_length=MAX_NAME_CHARS)
+
+
+class ChildChunkBody(ApiModel):
+    """A child chunk's text (parent-child datasets): indexed in every store in its parent's place."""
+
+    content: str = Field(min_length=1, max_length=MAX_SEGMENT_CHARS)
+
+
 class RetrieveBody(ApiModel):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     retrieval_model: RetrievalModel = None
@@ -464,12 +474,19 @@ class DifySegmentation(BaseModel):
 class DifyRules(BaseModel):
     pre_processing_rules: list[DifyPreProcessingRule] = Field(default_factory=list, max_length=50)
     segmentation: DifySegmentation | None = None
+    parent_mode: Literal["paragraph", "full-doc"] | None = Field(
+        None, description="hierarchical mode: the parents are paragraphs or whole files"
+    )
+    subchunk_segmentation: DifySegmentation | None = Field(
+        None, description="hierarchical mode: how each parent is cut into the children that are indexed"
+    )
 
 
 class DifyProcessRule(BaseModel):
-    """Dify's process rule; ``hierarchical`` (parent-child) is not supported."""
+    """Dify's process rule; ``hierarchical`` makes a parent-child index (``doc_form``
+    ``hierarchical_model``)."""
 
-    mode: Literal["automatic", "custom"] = "automatic"
+    mode: Literal["automatic", "custom", "hierarchical"] = "automatic"
     rules: DifyRules | None = None
 
 

@@ -27,10 +27,18 @@ def dataset() -> None:
 @click.option("--chunk-overlap", type=int, default=50)
 @click.option(
     "--doc-form",
-    type=click.Choice(["paragraph", "qa_model"]),
+    type=click.Choice(["paragraph", "qa_model", "hierarchical_model"]),
     default="paragraph",
-    help="qa_model: a chat model (ZHIKU_LLM_*) writes question/answer pairs per chunk.",
+    help="qa_model: a chat model (ZHIKU_LLM_*) writes question/answer pairs per chunk; "
+    "hierarchical_model: chunks are parents, their child chunks are indexed.",
 )
+@click.option(
+    "--parent-mode",
+    type=click.Choice(["paragraph", "full-doc"]),
+    default="paragraph",
+    help="hierarchical_model: parents are chunks of --max-tokens, or whole files.",
+)
+@click.option("--child-max-tokens", type=int, default=200, help="hierarchical_model: child chunk size.")
 @click.option(
     "--doc-language", type=click.Choice(["zh", "en"]), default=None, help="Q&A language (default: detected)."
 )
@@ -45,6 +53,8 @@ def dataset_create(
     max_tokens: int,
     chunk_overlap: int,
     doc_form: str,
+    parent_mode: str,
+    child_max_tokens: int,
     doc_language: str | None,
 ) -> None:
     """Create a dataset."""
@@ -58,6 +68,8 @@ def dataset_create(
                 "chunk_overlap": chunk_overlap,
                 "doc_form": doc_form,
                 "doc_language": doc_language,
+                "parent_mode": parent_mode,
+                "child_max_tokens": child_max_tokens,
             },
             embedding_model=embedding_model,
         )

@@ -56,6 +56,12 @@ def _echo_metrics(label: str, scores: dict[str, float]) -> None:
     help="semantic, full_text, keyword, hybrid, hybrid_rrf, hybrid_all_three (repeatable).",
 )
 @click.option("--embedding-model", default=None)
+@click.option(
+    "--doc-form",
+    type=click.Choice(["paragraph", "hierarchical_model"]),
+    default="paragraph",
+    help="Document mode: index paragraphs, or parents of the same size with their child chunks.",
+)
 @click.option("--limit-queries", type=int, default=None, help="Only the first N judged queries.")
 @click.option("--rebuild", is_flag=True, help="Re-ingest even if the set's dataset exists.")
 @json_option
@@ -66,6 +72,7 @@ def eval_command(
     mode: str,
     methods: tuple[str, ...],
     embedding_model: str | None,
+    doc_form: str,
     limit_queries: int | None,
     rebuild: bool,
     as_json: bool,
@@ -89,12 +96,13 @@ def eval_command(
             embedding_model=embedding_model,
             rebuild=rebuild,
             on_progress=progress,
+            doc_form="hierarchical_model" if doc_form == "hierarchical_model" else "paragraph",
         )
 
     def echo(report: EvalReport) -> None:
         click.echo(
-            f"{report.set} ({report.mode} mode, {report.info['queries']} queries, "
-            f"{report.info['embedding_model']})"
+            f"{report.set} ({report.mode} mode, {report.info['doc_form']}, {report.info['queries']} "
+            f"queries, {report.info['embedding_model']})"
         )
         _echo_metrics_header("method")
         for method, scores in report.methods.items():

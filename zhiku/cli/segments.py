@@ -1,4 +1,5 @@
-"""``zhiku segment``: list, show, edit, enable and disable a dataset's segments one by one.
+"""``zhiku segment``: list, show, edit, enable and disable a dataset's segments one by one, and
+the child chunks of parent segments (parent-child datasets).
 
 An edit of a segment's content or keywords re-indexes that segment alone in every store.
 """
@@ -13,7 +14,7 @@ from zhiku.cli.common import dataset_option, open_knowledge_base
 from zhiku.cli.lookup import find_document
 from zhiku.cli.output import echo_segment, json_option, print_json, segment_json, segment_line
 from zhiku.knowledge_base import Dataset
-from zhiku.knowledge_base.segments import StoredSegment
+from zhiku.knowledge_base.segments import StoredChild, StoredSegment
 
 
 @click.group()
@@ -172,3 +173,102 @@ def _document_names(ds: Dataset, found: list[StoredSegment]) -> dict[str, str]:
     return {
         document_id: ds.document(document_id).name for document_id in {s.segment.document_id for s in found}
     }
+
+
+# -- child chunks (documents indexed as hierarchical_model) -------------------------------------------
+
+
+def _child_json(stored: StoredChild) -> dict[str, object]:
+    chunk = stored.chunk
+    return {
+        "id": chunk.id,
+        "segment_id": stored.segment_id,
+        "position": chunk.position,
+        "tokens": chunk.tokens,
+        "content": chunk.content,
+    }
+
+
+def _echo_children(found: list[StoredChild]) -> None:
+    for stored in found:
+        text = stored.chunk.content.replace("\n", " ")
+        click.echo(f"{stored.chunk.id}  #{stored.chunk.position}  {text[:80]}")
+
+
+@segment.command("children")
+@click.argument("seg")
+@dataset_option
+@click.option("--keyword", default=None, help="Only those whose content contains this text.")
+@click.option("--page", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
+@json_option
+@click.pass_context
+def segment_children(
+    ctx: click.Context, seg: str, dataset_name: str, keyword: str | None, page: int, limit: int, as_json: bool
+) -> None:
+    """List a parent segment's child chunks (the pieces indexed in its place), in order."""
+    with open_knowledge_base(ctx) as kb:
+        editor = kb.dataset(dataset_name).segment_editor()
+        parent = editor.find(seg).segment
+        found, total = editor.children(
+            parent.document_id, parent.id, offset=(page - 1) * limit, limit=limit, keyword=keyword
+        )
+    if as_json:
+        children = [_child_json(c) for c in found]
+        print_json({"total": total, "page": page, "limit": limit, "children": children})
+        return
+    click.echo(f"{total} child chunk(s)")
+    _echo_children(found)
+
+
+@segment.command("add-child")
+@click.argument("seg")
+@dataset_option
+@click.option("--content", required=True, help="The child chunk's text (indexed in every store).")
+@json_option
+@click.pass_context
+def segment_add_child(ctx: click.Context, seg: str, dataset_name: str, content: str, as_json: bool) -> None:
+    """Append a child chunk to a parent segment."""
+    with open_knowledge_base(ctx) as kb:
+        editor = kb.dataset(dataset_name).segment_editor()
+        parent = editor.find(seg).segment
+        stored = editor.add_child(parent.document_id, parent.id, content)
+    if as_json:
+        print_json(_child_json(stored))
+    else:
+        _echo_children([stored])
+
+
+@segment.command("edit-child")
+@click.argument("seg")
+@click.argument("child")
+@dataset_option
+@click.option("--content", required=True, help="The child chunk's new text.")
+@json_option
+@click.pass_context
+def segment_edit_child(
+    ctx: click.Context, seg: str, child: str, dataset_name: str, content: str, as_json: bool
+) -> None:
+    """Change a child chunk's text (it keeps its id; its parent's text is unchanged)."""
+    with open_knowledge_base(ctx) as kb:
+        editor = kb.dataset(dataset_name).segment_editor()
+        parent = editor.find(seg).segment
+        stored = editor.update_child(parent.document_id, parent.id, child, content)
+    if as_json:
+        print_json(_child_json(stored))
+    else:
+        _echo_children([stored])
+
+
+@segment.command("delete-child")
+@click.argument("seg")
+@click.argument("child")
+@dataset_option
+@click.pass_context
+def segment_delete_child(ctx: click.Context, seg: str, child: str, dataset_name: str) -> None:
+    """Delete a child chunk (a parent keeps at least one)."""
+    with open_knowledge_base(ctx) as kb:
+        editor = kb.dataset(dataset_name).segment_editor()
+        parent = editor.find(seg).segment
+        editor.delete_child(parent.document_id, parent.id, child)
+    click.echo(f"deleted child chunk {child}")

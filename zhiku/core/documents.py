@@ -25,6 +25,11 @@ def segment_id(document_id: str, position: int, content: str) -> str:
     return str(uuid.uuid5(SEGMENT_NAMESPACE, f"{document_id}:{position}:{content_hash(content)}"))
 
 
+def child_chunk_id(parent_id: str, position: int, content: str) -> str:
+    """Stable child chunk id: uuid5 over its parent segment, position and content hash."""
+    return str(uuid.uuid5(SEGMENT_NAMESPACE, f"child:{parent_id}:{position}:{content_hash(content)}"))
+
+
 @dataclass
 class Document:
     """Text extracted from a source, with metadata such as ``source``, ``page``, ``title``."""
@@ -44,10 +49,25 @@ class Chunk:
 
 
 @dataclass
+class ChildChunk:
+    """A small piece of a parent segment (parent-child index): indexed in every store in its
+    parent's place, so a query matches it precisely while the search returns the parent."""
+
+    id: str
+    position: int
+    content: str
+    tokens: int
+    hash: str
+    keywords: list[str] = field(default_factory=list)
+    enabled: bool = True
+
+
+@dataclass
 class Segment:
-    """The unit that is indexed and retrieved.
+    """The unit that is retrieved, and indexed unless it has ``children``.
 
     ``content`` is what is indexed (for Q&A: the question); ``answer`` is returned beside it.
+    A parent segment (parent-child index) is indexed through its ``children`` instead.
     """
 
     id: str
@@ -60,6 +80,17 @@ class Segment:
     answer: str | None = None
     enabled: bool = True
     metadata: dict[str, Any] = field(default_factory=dict)
+    children: list[ChildChunk] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ChildHit:
+    """A child chunk that matched the query, with its own fused score (same scale as the hit's)."""
+
+    id: str
+    content: str
+    position: int
+    score: float
 
 
 @dataclass
@@ -68,6 +99,8 @@ class Hit:
 
     ``score`` is the final (fused) score; ``scores`` and ``ranks`` hold each search method's own
     raw score and 1-based rank (``semantic``, ``full_text``, ``keyword``) where it found the segment.
+    A parent-child hit is scored by its best child in each channel; ``child_chunks`` holds the
+    children that matched, best first.
     """
 
     segment_id: str
@@ -81,3 +114,4 @@ class Hit:
     dataset_id: str = ""
     position: int = 0
     metadata: dict[str, Any] = field(default_factory=dict)
+    child_chunks: list[ChildHit] = field(default_factory=list)

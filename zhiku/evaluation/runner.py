@@ -22,6 +22,8 @@ from zhiku.evaluation.sets import EvalSet
 from zhiku.knowledge_base import Dataset, KnowledgeBase
 
 Mode = Literal["passage", "document"]
+#: How document mode indexes the files: paragraphs, or parents with their children.
+DocForm = Literal["paragraph", "hierarchical_model"]
 
 #: Search methods the eval can run: name → override of the dataset's retrieval config.
 METHODS: dict[str, dict[str, Any]] = {
@@ -56,8 +58,10 @@ def _dataset(
     rebuild: bool,
     name: str | None,
     description: str | None,
+    doc_form: DocForm = "paragraph",
 ) -> tuple[Dataset, bool]:
-    name = name or f"eval-{eval_set.name}-{mode}"
+    suffix = "" if doc_form == "paragraph" else f"-{doc_form}"
+    name = name or f"eval-{eval_set.name}-{mode}{suffix}"
     description = description if description is not None else f"evaluation set {eval_set.name}"
     try:
         dataset = kb.dataset(name)
@@ -70,7 +74,11 @@ def _dataset(
             return dataset, False
     except NotFound:
         pass
-    return kb.create_dataset(name, description=description, embedding_model=embedding_model), True
+    rule = {"doc_form": doc_form}  # parents as large as the paragraph run's segments
+    return (
+        kb.create_dataset(name, description=description, embedding_model=embedding_model, process_rule=rule),
+        True,
+    )
 
 
 def _incomplete(dataset: Dataset) -> bool:
@@ -90,10 +98,14 @@ def ingest(
     on_progress: Progress | None = None,
     name: str | None = None,
     description: str | None = None,
+    doc_form: DocForm = "paragraph",
 ) -> tuple[Dataset, dict[str, Any]]:
-    """Build (or reuse) the set's dataset (named ``eval-<set>-<mode>`` unless ``name`` is given);
-    returns it with ingest figures."""
-    dataset, fresh = _dataset(kb, eval_set, mode, embedding_model, rebuild, name, description)
+    """Build (or reuse) the set's dataset (named ``eval-<set>-<mode>[-<doc_form>]`` unless
+    ``name`` is given); returns it with ingest figures. ``doc_form`` ``hierarchical_model``
+    (document mode) indexes the files as parents of the default size with their children."""
+    if doc_form != "paragraph" and mode == "passage":
+        raise ZhikuError("passage mode indexes the corpus lines as given; a doc_form needs document mode")
+    dataset, fresh = _dataset(kb, eval_set, mode, embedding_model, rebuild, name, description, doc_form)
     info: dict[str, Any] = {"reused": not fresh}
     if fresh:
         started = time.perf_counter()
@@ -166,11 +178,19 @@ def evaluate(
     embedding_model: str | None = None,
     rebuild: bool = False,
     on_progress: Progress | None = None,
+    doc_form: DocForm = "paragraph",
 ) -> EvalReport:
     """Ingest (or reuse) the set and score every method over all judged queries."""
     dataset, info = ingest(
-        kb, eval_set, mode, embedding_model=embedding_model, rebuild=rebuild, on_progress=on_progress
+        kb,
+        eval_set,
+        mode,
+        embedding_model=embedding_model,
+        rebuild=rebuild,
+        on_progress=on_progress,
+        doc_form=doc_form,
     )
+    info["doc_form"] = doc_form
     report = EvalReport(set=eval_set.name, mode=mode, info=info)
     qrels = eval_set.qrels if mode == "passage" else eval_set.qrels_docs
     top_k = 10 if mode == "passage" else 30

@@ -21,10 +21,12 @@ class FusedHit:
 
     ``score`` is the final score (its meaning depends on the fusion, see ``zhiku.fusion.fusion``);
     ``scores`` and ``ranks`` hold, for each channel that found the segment, its raw score and its
-    1-based rank in that channel's list.
+    1-based rank in that channel's list. ``children`` (parent-child index) are the segment's
+    child chunks that matched, ``(child_id, score)`` best first.
     """
 
     segment_id: str
     score: float
     scores: dict[str, float] = field(default_factory=dict)
     ranks: dict[str, int] = field(default_factory=dict)
+    children: list[tuple[str, float]] = field(default_factory=list)

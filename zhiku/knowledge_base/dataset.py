@@ -17,6 +17,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from zhiku.core.db import DatasetRow, DocumentRow, SegmentRow
+from zhiku.core.db.models import ChildChunkRow
 from zhiku.core.document_status import IN_PROGRESS, RESTARTABLE, DocumentStatus
 from zhiku.core.documents import Chunk, Hit, Segment, content_hash, segment_id
 from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, ZhikuError
@@ -36,7 +37,7 @@ from zhiku.knowledge_base.jobs import DocumentIndexing
 from zhiku.knowledge_base.metadata import DatasetMetadata
 from zhiku.knowledge_base.pipeline import Pipeline, PipelineSpec
 from zhiku.knowledge_base.qa_import import read_qa_csv
-from zhiku.knowledge_base.records import DocumentInfo, segment_of
+from zhiku.knowledge_base.records import DocumentInfo, child_of, segment_of
 from zhiku.knowledge_base.segments import SegmentEditor
 from zhiku.providers.llm import ChatModel
 
@@ -189,13 +190,24 @@ class Dataset:
                 raise NotFound(f"no document {document_id!r} in dataset {self.name!r}")
             return DocumentInfo.of(row)
 
-    def segments(self, document_id: str | None = None) -> list[Segment]:
+    def segments(self, document_id: str | None = None, *, with_children: bool = False) -> list[Segment]:
+        """The segments of one document (or all), in order; ``with_children`` fills each parent's
+        ``children`` (parent-child datasets) in order."""
         with self._context.sessions() as session:
             query = select(SegmentRow).where(SegmentRow.dataset_id == self.id)
             if document_id is not None:
                 query = query.where(SegmentRow.document_id == document_id)
             rows = session.scalars(query.order_by(SegmentRow.document_id, SegmentRow.position)).all()
-            return [segment_of(row) for row in rows]
+            segments = [segment_of(row) for row in rows]
+            if with_children:
+                by_id = {segment.id: segment for segment in segments}
+                children = select(ChildChunkRow).where(ChildChunkRow.dataset_id == self.id)
+                if document_id is not None:
+                    children = children.where(ChildChunkRow.document_id == document_id)
+                for child in session.scalars(children.order_by(ChildChunkRow.position)):
+                    if child.segment_id in by_id:
+                        by_id[child.segment_id].children.append(child_of(child))
+            return segments
 
     def delete_document(self, document_id: str) -> None:
         """Delete a document in any status: it stops being served at once, and a run indexing it

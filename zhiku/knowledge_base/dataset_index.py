@@ -14,6 +14,11 @@ distributed transaction):
 A failure in 2 or 3 discards the new points and leaves the previous version served; a crash
 anywhere leaves points without rows, which are invisible and swept at the next open. Segment
 edits keep their ids and overwrite points, so they are journalled first (``write_segments``).
+
+Points: a segment is a point of the stores unless it has child chunks (parent-child index);
+then its children are, each with its own row in ``child_chunks`` and the parent's document id in
+the stores' payload. Rows of parents and children are written in the same transaction, so the
+protocol above holds for both.
 """
 
 from __future__ import annotations
@@ -33,15 +38,23 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.config import Settings
-from zhiku.core.db.models import DatasetRow, DocumentRow, PendingSegmentWriteRow, SegmentRow, utcnow
+from zhiku.core.db.models import (
+    ChildChunkRow,
+    DatasetRow,
+    DocumentRow,
+    PendingSegmentWriteRow,
+    SegmentRow,
+    utcnow,
+)
 from zhiku.core.document_status import DocumentStatus
-from zhiku.core.documents import Segment
+from zhiku.core.documents import ChildChunk, Segment
 from zhiku.core.errors import ConfigError, StoreError, ZhikuError
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.fulltext import open_fulltext_store
 from zhiku.datasource.fulltext.base import FullTextStore, TextRecord
 from zhiku.datasource.keyword import KeywordExtractor, KeywordStore
 from zhiku.datasource.keyword.extraction import idf
+from zhiku.datasource.keyword.store import CHILD_POSTINGS
 from zhiku.datasource.points.base import SegmentStore
 from zhiku.datasource.points.server import QdrantServer
 from zhiku.datasource.tokenizer import Tokenizer
@@ -49,7 +62,7 @@ from zhiku.datasource.vector import open_vector_store
 from zhiku.datasource.vector.base import VectorRecord, VectorStore
 from zhiku.knowledge_base.document_states import move_in, served_condition
 from zhiku.knowledge_base.embedding_cache import DatabaseEmbeddingCache
-from zhiku.knowledge_base.records import segment_of
+from zhiku.knowledge_base.records import child_of, segment_of
 from zhiku.providers.embedding import CachedEmbedding, create_embedding_model
 from zhiku.retrieval.dataset_search import DatasetSearch
 
@@ -58,6 +71,32 @@ S = DocumentStatus
 
 _UPSERT_BATCH = 512
 _SEGMENTS = SegmentRow.metadata.tables[SegmentRow.__tablename__]
+_CHILDREN = SegmentRow.metadata.tables[ChildChunkRow.__tablename__]
+
+
+@dataclass(frozen=True)
+class _Point:
+    """What one store point indexes: a segment without children, or a child chunk (``parent``)."""
+
+    id: str
+    document_id: str
+    content: str
+    enabled: bool
+    parent: str | None = None
+
+
+def _points_of(segments: Sequence[Segment]) -> list[_Point]:
+    """The points of these segments: each one's children if it has any, else itself. A child's
+    store flag is on only if it and its parent are enabled (never stricter than the rows)."""
+    points: list[_Point] = []
+    for s in segments:
+        if s.children:
+            points.extend(
+                _Point(c.id, s.document_id, c.content, c.enabled and s.enabled, s.id) for c in s.children
+            )
+        else:
+            points.append(_Point(s.id, s.document_id, s.content, s.enabled))
+    return points
 
 
 def open_embedding(name: str, options: dict[str, Any], sessions: sessionmaker[Session]) -> CachedEmbedding:
@@ -140,6 +179,21 @@ class _FullTextChannel:
         return self._index.fulltext.search(self._index.tokenizer.tokenize(query), limit, scope)
 
 
+class _KeywordChannel:
+    """Keyword postings of segments and, once the dataset has any, of child chunks, merged."""
+
+    def __init__(self, index: DatasetIndex) -> None:
+        self._index = index
+
+    def search(self, query: str, limit: int, scope: DocumentScope | None = None) -> list[tuple[str, float]]:
+        found = self._index.keywords.search(query, limit, scope)
+        if self._index.has_children:
+            found = sorted(
+                found + self._index.child_keywords.search(query, limit, scope), key=lambda h: (-h[1], h[0])
+            )[:limit]
+        return found
+
+
 class DatasetIndex:
     """Opened stores of one dataset. Thread-safe for searches; writes are serialised by a lock."""
 
@@ -173,18 +227,41 @@ class DatasetIndex:
         self.vector = _open_vector(settings, dataset.id, dataset.embedding_dim)
         self.fulltext = _open_fulltext(settings, dataset.id)
         self.keywords = KeywordStore(sessions, dataset.id, self.tokenizer)
+        self.child_keywords = KeywordStore(sessions, dataset.id, self.tokenizer, CHILD_POSTINGS)
+        with sessions() as session:
+            # once true, stays true: a dataset that ever had children asks for parents on each search
+            first_child = select(ChildChunkRow.id).where(ChildChunkRow.dataset_id == dataset.id).limit(1)
+            self._has_children = session.scalar(first_child) is not None
         # re-entrant: an edit holds it from reading a segment to writing it (see ``editing``)
         self._write_lock = threading.RLock()
         self.search_service = DatasetSearch(
             {
                 "semantic": _SemanticChannel(self),
                 "full_text": _FullTextChannel(self),
-                "keyword": self.keywords,
+                "keyword": _KeywordChannel(self),
             },
             live_segments=self.live_segments,
+            parents=self.parents_of,
         )
 
     # -- reading -----------------------------------------------------------------------------
+
+    @property
+    def has_children(self) -> bool:
+        return self._has_children
+
+    def parents_of(self, ids: Sequence[str]) -> dict[str, str]:
+        """``{child_id: parent segment id}`` for the enabled child chunks among these point ids
+        (whether the parent is served is :meth:`live_segments`' answer)."""
+        if not ids or not self._has_children:
+            return {}
+        with self._sessions() as session:
+            rows = session.execute(
+                select(ChildChunkRow.id, ChildChunkRow.segment_id, ChildChunkRow.dataset_id).where(
+                    ChildChunkRow.id.in_(list(ids)), ChildChunkRow.enabled.is_(True)
+                )
+            )
+            return {child: parent for child, parent, dataset_id in rows if dataset_id == self.dataset_id}
 
     def live_segments(self, ids: Sequence[str]) -> dict[str, str]:
         """Contents of the ids that are served (see :func:`served_condition`)."""
@@ -221,28 +298,33 @@ class DatasetIndex:
         """
         clock = timings if timings is not None else {}
         segments = [segment for version in batch for segment in version.segments]
+        points = _points_of(segments)
         started = time.perf_counter()
         # embedding is the slow part: outside the lock, so deletes and edits are not held up
         vectors = (
-            self.embedding.embed_documents([s.content for s in segments], on_progress=on_embedded)
-            if segments
+            self.embedding.embed_documents([p.content for p in points], on_progress=on_embedded)
+            if points
             else np.zeros((0, self.embedding.dim), dtype=np.float32)
         )
         clock["embed"] = clock.get("embed", 0.0) + time.perf_counter() - started
         started = time.perf_counter()
-        token_lists = [self.tokenizer.tokenize(s.content) for s in segments]
-        keyword_weights = [self.keyword_extractor.from_tokens(tokens) for tokens in token_lists]
-        for segment, weighted in zip(segments, keyword_weights, strict=True):
-            if not segment.keywords:
-                segment.keywords = [word for word, _ in weighted]
-        postings = {s.id: w for s, w in zip(segments, keyword_weights, strict=True)}
+        token_lists = [self.tokenizer.tokenize(p.content) for p in points]
+        postings = {
+            p.id: self.keyword_extractor.from_tokens(tokens)
+            for p, tokens in zip(points, token_lists, strict=True)
+        }
+        for segment in segments:
+            items: Sequence[Segment | ChildChunk] = segment.children or [segment]
+            for item in items:
+                if not item.keywords:
+                    item.keywords = [word for word, _ in postings[item.id]]
         with self._write_lock:
             document_ids = [version.document_id for version in batch]
-            old = self._segment_ids_by_document(document_ids)
+            old = self._point_ids_by_document(document_ids)
             reused = set().union(*old.values()) if old else set()
-            fresh = [s.id for s in segments if s.id not in reused]
+            fresh = [p.id for p in points if p.id not in reused]
             try:
-                self._upsert_points(segments, vectors, token_lists)
+                self._upsert_points(points, vectors, token_lists)
                 self.vector.flush()  # durable before any row can point at them
                 self.fulltext.flush()
                 with self._sessions.begin() as session:
@@ -255,24 +337,35 @@ class DatasetIndex:
                 self._discard_points(fresh)
                 raise
             done = set(committed)
-            dropped = [s.id for s in segments if s.document_id not in done and s.id not in reused]
-            kept = {s.id for s in segments if s.document_id in done}
+            dropped = [p.id for p in points if p.document_id not in done and p.id not in reused]
+            kept = {p.id for p in points if p.document_id in done}
             stale = [i for document_id in committed for i in old.get(document_id, set()) if i not in kept]
             self._discard_points(dropped + stale)
         clock["index"] = clock.get("index", 0.0) + time.perf_counter() - started
         return committed
 
-    def _segment_ids_by_document(self, document_ids: Sequence[str]) -> dict[str, set[str]]:
+    def _point_ids_by_document(self, document_ids: Sequence[str]) -> dict[str, set[str]]:
+        """The ids of the points these documents' rows index now."""
         found: dict[str, set[str]] = {}
         with self._sessions() as session:
+            parents: set[str] = set()
+            if self._has_children:
+                for child_id, parent_id, document_id in session.execute(
+                    select(ChildChunkRow.id, ChildChunkRow.segment_id, ChildChunkRow.document_id).where(
+                        ChildChunkRow.document_id.in_(document_ids)
+                    )
+                ):
+                    found.setdefault(document_id, set()).add(child_id)
+                    parents.add(parent_id)
             for segment_id, document_id in session.execute(
                 select(SegmentRow.id, SegmentRow.document_id).where(SegmentRow.document_id.in_(document_ids))
             ):
-                found.setdefault(document_id, set()).add(segment_id)
+                if segment_id not in parents:
+                    found.setdefault(document_id, set()).add(segment_id)
         return found
 
     def _upsert_points(
-        self, segments: Sequence[Segment], vectors: np.ndarray, token_lists: Sequence[Sequence[str]]
+        self, segments: Sequence[_Point], vectors: np.ndarray, token_lists: Sequence[Sequence[str]]
     ) -> None:
         for start in range(0, len(segments), _UPSERT_BATCH):
             part = segments[start : start + _UPSERT_BATCH]
@@ -327,8 +420,19 @@ class DatasetIndex:
             session.execute(delete(SegmentRow).where(SegmentRow.id.in_(old_ids[start : start + 500])))
         if version.segments:  # Core executemany on the table: no per-row ORM bookkeeping
             session.execute(insert(_SEGMENTS), [self._row(s) for s in version.segments])
-        self.keywords.add(session, [(s.id, postings[s.id]) for s in version.segments])
+        self._add_children(session, version.segments, postings)
+        self.keywords.add(session, [(s.id, postings[s.id]) for s in version.segments if not s.children])
         return True
+
+    def _add_children(
+        self, session: Session, segments: Sequence[Segment], postings: dict[str, list[tuple[str, float]]]
+    ) -> None:
+        """Insert the child rows of these segments and their postings (caller's transaction)."""
+        rows = [self._child_row(s, c) for s in segments for c in s.children]
+        if rows:
+            self._has_children = True
+            session.execute(insert(_CHILDREN), rows)
+            self.child_keywords.add(session, [(row["id"], postings[row["id"]]) for row in rows])
 
     def _discard_points(self, ids: Sequence[str]) -> None:
         """Delete points no row uses (any more); see :meth:`_remove_points`."""
@@ -346,6 +450,20 @@ class DatasetIndex:
             self.fulltext.flush()
         except Exception:  # noqa: BLE001 - invisible leftovers; the next open sweeps them
             log.warning("could not delete %s; swept at the next open", what, exc_info=True)
+
+    def _child_row(self, segment: Segment, child: ChildChunk) -> dict[str, Any]:
+        return {
+            "id": child.id,
+            "segment_id": segment.id,
+            "dataset_id": self.dataset_id,
+            "document_id": segment.document_id,
+            "position": child.position,
+            "content": child.content,
+            "hash": child.hash,
+            "tokens": child.tokens,
+            "keywords": child.keywords,
+            "enabled": child.enabled,
+        }
 
     def _delete_segment_rows(self, session: Session, condition: Any) -> None:
         """Delete the segment rows matching ``condition`` and their keyword postings."""
@@ -400,27 +518,38 @@ class DatasetIndex:
         on a failure the previous points are written back, and a kill leaves the journal for the
         next open, which rewrites those points from the rows. Either way the database and the
         three stores agree on the old or the new version.
+
+        A segment with ``children`` is a parent: its children (the complete new set; a child that
+        keeps its id is overwritten) replace the ones it had, and those it no longer has are
+        deleted after the commit.
         """
         ids = [s.id for s in segments]
+        points = _points_of(segments)
         with self._write_lock:
-            vectors = self.embedding.embed_documents([s.content for s in segments])
-            token_lists = [self.tokenizer.tokenize(s.content) for s in segments]
-            postings: list[tuple[str, list[tuple[str, float]]]] = []
-            for segment, tokens in zip(segments, token_lists, strict=True):
+            vectors = self.embedding.embed_documents([p.content for p in points])
+            token_lists = [self.tokenizer.tokenize(p.content) for p in points]
+            weights: dict[str, list[tuple[str, float]]] = {}
+            items: dict[str, Segment | ChildChunk] = {s.id: s for s in segments}
+            items.update({c.id: c for s in segments for c in s.children})
+            for point, tokens in zip(points, token_lists, strict=True):
+                item = items[point.id]
                 extracted = self.keyword_extractor.from_tokens(tokens)
-                if segment.keywords:
-                    postings.append((segment.id, self._given_keywords(segment.keywords, tokens, extracted)))
+                if item.keywords:
+                    weights[point.id] = self._given_keywords(item.keywords, tokens, extracted)
                 else:
-                    segment.keywords = [word for word, _ in extracted]
-                    postings.append((segment.id, extracted))
-            self._journal(ids)
+                    item.keywords = [word for word, _ in extracted]
+                    weights[point.id] = extracted
+            stale = sorted(self._children_ids(ids) - {p.id for p in points})
+            touched = ids + [p.id for p in points if p.parent is not None]
+            self._journal(touched + stale)
             try:
-                self._upsert_points(segments, vectors, token_lists)
+                self._upsert_points(points, vectors, token_lists)
                 self.vector.flush()
                 self.fulltext.flush()
                 with self._sessions.begin() as session:
                     existing = set(session.scalars(select(SegmentRow.id).where(SegmentRow.id.in_(ids))))
                     self.keywords.delete_segments(session, ids)
+                    session.execute(delete(ChildChunkRow).where(ChildChunkRow.segment_id.in_(ids)))
                     for segment in segments:
                         row = self._row(segment)
                         if segment.id in existing:
@@ -431,16 +560,28 @@ class DatasetIndex:
                             )
                         else:
                             session.execute(insert(SegmentRow), [row])
-                    self.keywords.add(session, postings)
+                    self._add_children(session, segments, weights)
+                    self.keywords.add(session, [(s.id, weights[s.id]) for s in segments if not s.children])
                     self._recount(session, {s.document_id for s in segments})
                     session.execute(
-                        delete(PendingSegmentWriteRow).where(PendingSegmentWriteRow.segment_id.in_(ids))
+                        delete(PendingSegmentWriteRow).where(PendingSegmentWriteRow.segment_id.in_(touched))
                     )
             except Exception as exc:
-                self._restore_points(ids)
+                self._restore_points(touched + stale)
                 if isinstance(exc, ZhikuError):
                     raise
                 raise StoreError(f"writing segments failed: {type(exc).__name__}: {exc}") from exc
+            if stale:
+                self._restore_points(stale)  # rows gone: deletes their points, clears the journal
+
+    def _children_ids(self, segment_ids: Sequence[str]) -> set[str]:
+        """The ids of these segments' child chunks."""
+        if not self._has_children or not segment_ids:
+            return set()
+        with self._sessions() as session:
+            return set(
+                session.scalars(select(ChildChunkRow.id).where(ChildChunkRow.segment_id.in_(list(segment_ids))))
+            )
 
     def repair_pending(self) -> int:
         """Rewrite the points of segments whose edit was interrupted (see :meth:`write_segments`)."""
@@ -460,13 +601,11 @@ class DatasetIndex:
         """Make these segments' points match their rows again (rows absent: no points), then clear
         their journal entries. On a failure the entries stay for the next open."""
         try:
-            with self._sessions() as session:
-                rows = session.scalars(select(SegmentRow).where(SegmentRow.id.in_(list(ids)))).all()
-                current = [segment_of(row) for row in rows]
-            gone = sorted(set(ids) - {s.id for s in current})
+            current = self._current_points(ids)
+            gone = sorted(set(ids) - {p.id for p in current})
             if current:
-                vectors = self.embedding.embed_documents([s.content for s in current])
-                self._upsert_points(current, vectors, [self.tokenizer.tokenize(s.content) for s in current])
+                vectors = self.embedding.embed_documents([p.content for p in current])
+                self._upsert_points(current, vectors, [self.tokenizer.tokenize(p.content) for p in current])
             if gone:
                 self.vector.delete(gone)
                 self.fulltext.delete(gone)
@@ -478,9 +617,36 @@ class DatasetIndex:
                 "could not restore %d segments' points; retried at the next open", len(ids), exc_info=True
             )
 
+    def _current_points(self, ids: Sequence[str]) -> list[_Point]:
+        """The points the rows say these ids have now: a segment's own (its children's, if it has
+        any) and those of the child chunks among the ids; ids with no row have none."""
+        with self._sessions() as session:
+            segments = {
+                row.id: segment_of(row)
+                for row in session.scalars(select(SegmentRow).where(SegmentRow.id.in_(list(ids))))
+            }
+            children = session.scalars(
+                select(ChildChunkRow).where(
+                    ChildChunkRow.id.in_(list(ids)) | ChildChunkRow.segment_id.in_(list(segments))
+                )
+            ).all()
+            parent_ids = {row.segment_id for row in children} - set(segments)
+            for row in session.scalars(select(SegmentRow).where(SegmentRow.id.in_(list(parent_ids)))):
+                segments[row.id] = segment_of(row)
+        for child in children:
+            if child.segment_id in segments:
+                segments[child.segment_id].children.append(child_of(child))
+        wanted = set(ids)
+        return [
+            p
+            for p in _points_of(list(segments.values()))
+            if p.id in wanted or p.parent in wanted
+        ]
+
     def delete_segments(self, segment_ids: Sequence[str]) -> None:
         """Remove segments: rows and postings first (they stop being served), then the points."""
         with self._write_lock:
+            children = sorted(self._children_ids(segment_ids))
             with self._sessions.begin() as session:
                 documents = set(
                     session.scalars(
@@ -489,7 +655,7 @@ class DatasetIndex:
                 )
                 self._delete_segment_rows(session, SegmentRow.id.in_(list(segment_ids)))
                 self._recount(session, documents)
-            self._discard_points(list(segment_ids))
+            self._discard_points(list(segment_ids) + children)
 
     def set_segments_enabled(self, segment_ids: Sequence[str], enabled: bool) -> None:
         """Flip segments' ``enabled`` in the row and both stores, journalled like an edit. A store
@@ -499,9 +665,10 @@ class DatasetIndex:
         ids = list(segment_ids)
         with self._write_lock:
             self._journal(ids)
+            targets = self._flag_targets(ids, enabled)
             try:
                 if enabled:
-                    self._set_store_flags(ids, True)
+                    self._set_store_flags(targets, True)
                 with self._sessions.begin() as session:
                     session.execute(update(SegmentRow).where(SegmentRow.id.in_(ids)).values(enabled=enabled))
             except Exception as exc:
@@ -511,11 +678,27 @@ class DatasetIndex:
                 raise StoreError(f"changing segments failed: {type(exc).__name__}: {exc}") from exc
             try:
                 if not enabled:
-                    self._set_store_flags(ids, False)
+                    self._set_store_flags(targets, False)
                 self._clear_journal(ids)
             except Exception:  # noqa: BLE001 - the row already stops serving it; the journal repairs
                 log.warning("disabled segments keep enabled store points until repaired", exc_info=True)
                 self._restore_points(ids)
+
+    def _flag_targets(self, segment_ids: Sequence[str], enabled: bool) -> list[str]:
+        """The points whose store flag follows these segments' ``enabled``: a segment's own, or
+        its children's (only the enabled ones when enabling: a disabled child stays off)."""
+        if not self._has_children:
+            return list(segment_ids)
+        with self._sessions() as session:
+            children = session.execute(
+                select(ChildChunkRow.id, ChildChunkRow.segment_id, ChildChunkRow.enabled).where(
+                    ChildChunkRow.segment_id.in_(list(segment_ids))
+                )
+            ).all()
+        parents = {parent for _, parent, _ in children}
+        return [i for i in segment_ids if i not in parents] + [
+            child for child, _, child_enabled in children if child_enabled or not enabled
+        ]
 
     def _journal(self, ids: Sequence[str]) -> None:
         """Record that these segments' points are about to change (see :meth:`write_segments`)."""
@@ -581,13 +764,25 @@ class DatasetIndex:
         counting first keeps the usual call, with nothing to sweep, cheap."""
         with self._write_lock:
             with self._sessions() as session:
-                rows = session.scalar(select(func.count()).where(SegmentRow.dataset_id == self.dataset_id))
+                segments = select(SegmentRow.id).where(SegmentRow.dataset_id == self.dataset_id)
+                children = select(ChildChunkRow.id, ChildChunkRow.segment_id).where(
+                    ChildChunkRow.dataset_id == self.dataset_id
+                )
+                parents = select(ChildChunkRow.segment_id).where(ChildChunkRow.dataset_id == self.dataset_id)
+                child_ids = select(ChildChunkRow.id).where(ChildChunkRow.dataset_id == self.dataset_id)
+                points = select(func.count()).select_from(
+                    segments.where(SegmentRow.id.not_in(parents)).union_all(child_ids).subquery()
+                    if self._has_children
+                    else segments.subquery()
+                )
+                rows = session.scalar(points)
                 stores = [store for store in (self.vector, self.fulltext) if store.count() != rows]
                 if not stores:
                     return 0
-                known = set(
-                    session.scalars(select(SegmentRow.id).where(SegmentRow.dataset_id == self.dataset_id))
-                )
+                child_rows = session.execute(children).all() if self._has_children else []
+                parent_ids = {parent for _, parent in child_rows}
+                known = {i for i in session.scalars(segments) if i not in parent_ids}
+                known |= {child for child, _ in child_rows}
             removed = 0
             for store in stores:
                 orphans = sorted(store.ids() - known)

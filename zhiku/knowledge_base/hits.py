@@ -8,14 +8,16 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db import DocumentRow, SegmentRow
-from zhiku.core.documents import Hit
+from zhiku.core.db.models import ChildChunkRow
+from zhiku.core.documents import ChildHit, Hit
 from zhiku.fusion.types import FusedHit
 from zhiku.knowledge_base.document_states import served_condition
 
 
 def hits_of(sessions: sessionmaker[Session], dataset_id: str, fused: Sequence[FusedHit]) -> list[Hit]:
-    """Hits in the order fused, with content, answer, document name and metadata; a segment that
-    stopped being served since it was found (deleted, disabled) is left out."""
+    """Hits in the order fused, with content, answer, document name, metadata and the child chunks
+    that matched; a segment that stopped being served since it was found (deleted, disabled) is
+    left out."""
     if not fused:
         return []
     with sessions() as session:
@@ -25,6 +27,19 @@ def hits_of(sessions: sessionmaker[Session], dataset_id: str, fused: Sequence[Fu
             .where(SegmentRow.id.in_([hit.segment_id for hit in fused]))
             .where(served_condition())
         ).all()
+        child_ids = [child_id for hit in fused for child_id, _ in hit.children]
+        children = (
+            {
+                row.id: (row.content, row.position)
+                for row in session.execute(
+                    select(ChildChunkRow.id, ChildChunkRow.content, ChildChunkRow.position).where(
+                        ChildChunkRow.id.in_(child_ids)
+                    )
+                )
+            }
+            if child_ids
+            else {}
+        )
     by_id = {segment.id: (segment, document_name) for segment, document_name in rows}
     hits = []
     for item in fused:
@@ -44,6 +59,11 @@ def hits_of(sessions: sessionmaker[Session], dataset_id: str, fused: Sequence[Fu
                 dataset_id=dataset_id,
                 position=segment.position,
                 metadata=dict(segment.seg_metadata or {}),
+                child_chunks=[
+                    ChildHit(child_id, *children[child_id], score)
+                    for child_id, score in item.children
+                    if child_id in children
+                ],
             )
         )
     return hits

@@ -20,14 +20,17 @@ from zhiku.core.documents import Chunk, Document
 from zhiku.core.errors import ConfigError
 from zhiku.extractors import Extractor, extract
 from zhiku.index_processors import IndexProcessor, index_processors
+from zhiku.index_processors.parent_child import DEFAULT_CHILD_MAX_TOKENS
 from zhiku.providers.llm import ChatModel
 from zhiku.splitters import (
+    LengthFunction,
     RecursiveSplitter,
     TextSplitter,
     TiktokenLength,
     TransformersTokenizerLength,
     splitters,
 )
+from zhiku.splitters.whole_document import WholeDocumentSplitter
 
 Stage = Literal["parsing", "cleaning", "splitting"]
 
@@ -38,6 +41,10 @@ class PipelineSpec(BaseModel):
     ``length`` is ``"cl100k_base"`` (tiktoken, offline), the name of a tokenizer of the setting
     ``tokenizers``, or (Python API) the path of a local transformers tokenizer directory;
     ``max_tokens`` and ``chunk_overlap`` count those tokens.
+
+    Parent-child (``doc_form="hierarchical_model"``): the splitter fields cut the parents
+    (``parent_mode="paragraph"``) or each file is one parent of up to 10,000 tokens
+    (``"full-doc"``); the ``child_*`` fields cut each parent into the children that get indexed.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -50,12 +57,18 @@ class PipelineSpec(BaseModel):
     length: str = "cl100k_base"
     doc_form: str = "paragraph"
     doc_language: Literal["zh", "en"] | None = None
+    parent_mode: Literal["paragraph", "full-doc"] = "paragraph"
+    child_splitter: str = "recursive"
+    child_separator: str = "\n"
+    child_max_tokens: int = Field(DEFAULT_CHILD_MAX_TOKENS, ge=16, le=8192)
+    child_chunk_overlap: int = Field(0, ge=0)
 
     def check_names(self) -> None:
         """ConfigError unless every cleaner and the ``doc_form`` are registered plug-ins."""
         build_cleaners(self.cleaners)
         splitters.factory(self.splitter)
         index_processors.factory(self.doc_form)
+        splitters.factory(self.child_splitter)
 
     def build(
         self, chat: Callable[[], ChatModel] | None = None, tokenizers: Mapping[str, Path] | None = None
@@ -68,23 +81,29 @@ class PipelineSpec(BaseModel):
             if self.length == "cl100k_base"
             else TransformersTokenizerLength(Path((tokenizers or {}).get(self.length, self.length)))
         )
-        overlap = min(self.chunk_overlap, self.max_tokens // 2)
-        factory = splitters.factory(self.splitter)
-        options: dict[str, object] = {
-            "max_tokens": self.max_tokens,
-            "chunk_overlap": overlap,
-            "length": length,
-        }
-        if "separator" in inspect.signature(factory).parameters:  # only splitters that take one
-            options["separator"] = self.separator
-        splitter = factory(**options)
+        hierarchical = self.doc_form == "hierarchical_model"
+        splitter: TextSplitter = (
+            WholeDocumentSplitter(length=length)
+            if hierarchical and self.parent_mode == "full-doc"
+            else _splitter(self.splitter, self.max_tokens, self.chunk_overlap, self.separator, length)
+        )
         return Pipeline(
             cleaners=build_cleaners(self.cleaners),
             splitter=splitter,
-            index_processor=self._index_processor(chat),
+            index_processor=self._index_processor(chat, length),
         )
 
-    def _index_processor(self, chat: Callable[[], ChatModel] | None) -> IndexProcessor:
+    def child_splitter_of(self, length: LengthFunction) -> TextSplitter:
+        """The splitter that cuts a parent into its children (also when a parent is edited)."""
+        return _splitter(
+            self.child_splitter, self.child_max_tokens, self.child_chunk_overlap, self.child_separator, length
+        )
+
+    def _index_processor(
+        self, chat: Callable[[], ChatModel] | None, length: LengthFunction
+    ) -> IndexProcessor:
+        if self.doc_form == "hierarchical_model":
+            return index_processors.create(self.doc_form, child_splitter=self.child_splitter_of(length))
         if self.doc_form != "qa_model":
             return index_processors.create(self.doc_form)
         if chat is None:
@@ -92,6 +111,20 @@ class PipelineSpec(BaseModel):
                 "the qa_model index needs a chat model (set ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL)"
             )
         return index_processors.create("qa_model", chat=chat, language=self.doc_language)
+
+
+def _splitter(
+    name: str, max_tokens: int, overlap: int, separator: str, length: LengthFunction
+) -> TextSplitter:
+    factory = splitters.factory(name)
+    options: dict[str, object] = {
+        "max_tokens": max_tokens,
+        "chunk_overlap": min(overlap, max_tokens // 2),
+        "length": length,
+    }
+    if "separator" in inspect.signature(factory).parameters:  # only splitters that take one
+        options["separator"] = separator
+    return factory(**options)
 
 
 def _default_splitter() -> TextSplitter:

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from zhiku.core.db.models import DocumentRow, SegmentRow
-from zhiku.core.documents import Segment
+from zhiku.core.db.models import ChildChunkRow, DocumentRow, SegmentRow
+from zhiku.core.documents import ChildChunk, Segment
 
 
 @dataclass(frozen=True)
@@ -71,4 +71,17 @@ def segment_of(row: SegmentRow) -> Segment:
         answer=row.answer,
         enabled=row.enabled,
         metadata=dict(row.seg_metadata or {}),
+    )
+
+
+def child_of(row: ChildChunkRow) -> ChildChunk:
+    """The child chunk a database row holds, detached from the session."""
+    return ChildChunk(
+        id=row.id,
+        position=row.position,
+        content=row.content,
+        tokens=row.tokens,
+        hash=row.hash,
+        keywords=list(row.keywords or []),
+        enabled=row.enabled,
     )

@@ -3,6 +3,11 @@
 An edit of ``content`` or ``keywords`` re-embeds and re-tokenizes the one segment in the vector,
 BM25 and keyword stores; ``enabled`` flips its flag in the stores; ``answer`` is not indexed
 (Q&A segments index the question) and changes only the row.
+
+A segment with child chunks is a parent (its document was indexed as ``hierarchical_model``):
+an edited parent, and a segment added to such a document, is cut into children again (its
+keywords are not indexed: its children are), and each child chunk can be listed, added, changed
+and deleted (Dify's child chunk endpoints), re-indexing that parent's children.
 """
 
 from __future__ import annotations
@@ -15,14 +20,15 @@ from pathlib import Path
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from zhiku.core.db.models import DocumentJobRow, DocumentRow, SegmentRow
+from zhiku.core.db.models import ChildChunkRow, DocumentJobRow, DocumentRow, SegmentRow
 from zhiku.core.document_status import FINISHED, IN_PROGRESS
-from zhiku.core.documents import Segment, content_hash, segment_id
+from zhiku.core.documents import ChildChunk, Segment, child_chunk_id, content_hash, segment_id
 from zhiku.core.errors import InvalidInput, NotFound
+from zhiku.index_processors.parent_child import child_chunks
 from zhiku.knowledge_base.dataset_index import DatasetIndex
 from zhiku.knowledge_base.jobs import ArchivedDocument, DocumentIndexing, InvalidState
 from zhiku.knowledge_base.pipeline import PipelineSpec
-from zhiku.knowledge_base.records import segment_of
+from zhiku.knowledge_base.records import child_of, segment_of
 from zhiku.splitters import TiktokenLength, TransformersTokenizerLength
 from zhiku.splitters.length import LengthFunction
 
@@ -38,6 +44,16 @@ class StoredSegment:
     segment: Segment
     created_at: datetime
     hit_count: int = 0
+
+
+@dataclass(frozen=True)
+class StoredChild:
+    """A child chunk as stored, with its parent segment and document."""
+
+    chunk: ChildChunk
+    segment_id: str
+    document_id: str
+    created_at: datetime
 
 
 @dataclass(frozen=True)
@@ -68,6 +84,17 @@ class SegmentEditor:
         self._dataset_id = dataset_id
         self._index = index
         self._spec = spec
+
+    def _has_children(self, session: Session, *, document_id: str = "", segment_id_: str = "") -> bool:
+        """Whether a segment (or any segment of a document) is a parent of child chunks."""
+        column = ChildChunkRow.segment_id if segment_id_ else ChildChunkRow.document_id
+        found = select(ChildChunkRow.id).where(column == (segment_id_ or document_id)).limit(1)
+        return session.scalar(found) is not None
+
+    def _with_children(self, segment: Segment) -> Segment:
+        """A parent segment with its children cut again from its content."""
+        splitter = self._spec.child_splitter_of(length_function(self._spec))
+        return replace(segment, children=child_chunks(splitter, segment.id, segment.content))
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -150,6 +177,9 @@ class SegmentEditor:
                         SegmentRow.document_id == document_id
                     )
                 )
+                parents = self._has_children(session, document_id=document_id) or (
+                    not start and self._spec.doc_form == "hierarchical_model"
+                )
             if self._spec.doc_form == "qa_model" and any(not (item.answer or "").strip() for item in items):
                 raise InvalidInput("each segment of a qa_model dataset needs an answer")
             length = length_function(self._spec)
@@ -171,6 +201,8 @@ class SegmentEditor:
                         answer=item.answer,
                     )
                 )
+            if parents:
+                segments = [self._with_children(s) for s in segments]
             self._index().write_segments(segments)
         stored = self.by_ids([s.id for s in segments])
         return [stored[s.id] for s in segments]
@@ -193,6 +225,7 @@ class SegmentEditor:
             with self._sessions() as session:
                 self._editable(session, document_id)
                 current = _stored(self._segment(session, document_id, segment_id_)).segment
+                parent = self._has_children(session, segment_id_=segment_id_)
             changed = replace(current)
             if content is not None:
                 changed.content = _non_empty(content)
@@ -206,7 +239,11 @@ class SegmentEditor:
                 changed.answer = answer
             if enabled is not None:
                 changed.enabled = enabled
-            if changed.content != current.content or changed.keywords != current.keywords:
+            if parent and changed.content != current.content:
+                self._index().write_segments([self._with_children(changed)])
+            elif not parent and (
+                changed.content != current.content or changed.keywords != current.keywords
+            ):
                 self._index().write_segments([changed])
             else:
                 self._update_row(changed, enabled_changed=changed.enabled != current.enabled)
@@ -224,8 +261,100 @@ class SegmentEditor:
             self._index().set_segments_enabled([segment.id], segment.enabled)
         with self._sessions.begin() as session:
             session.execute(
-                update(SegmentRow).where(SegmentRow.id == segment.id).values(answer=segment.answer)
+                update(SegmentRow)
+                .where(SegmentRow.id == segment.id)
+                .values(answer=segment.answer, keywords=segment.keywords)
             )
+
+    # -- child chunks (parent-child datasets) ---------------------------------------------------
+
+    def children(
+        self,
+        document_id: str,
+        segment_id_: str,
+        *,
+        offset: int = 0,
+        limit: int = 20,
+        keyword: str | None = None,
+    ) -> tuple[list[StoredChild], int]:
+        """One page of a parent segment's child chunks in order, and how many match in all;
+        ``keyword`` matches their content case-insensitively."""
+        with self._sessions() as session:
+            self._document(session, document_id)
+            self._segment(session, document_id, segment_id_)
+            query = select(ChildChunkRow).where(ChildChunkRow.segment_id == segment_id_)
+            if keyword:
+                query = query.where(ChildChunkRow.content.icontains(keyword, autoescape=True))
+            total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+            rows = session.scalars(query.order_by(ChildChunkRow.position).offset(offset).limit(limit)).all()
+            return [_stored_child(row, document_id) for row in rows], int(total)
+
+    def add_child(self, document_id: str, segment_id_: str, content: str) -> StoredChild:
+        """Append a child chunk to a parent; its children are indexed again (all or none)."""
+        text = _non_empty(content)
+        with self._index().editing():
+            parent = self._parent(document_id, segment_id_)
+            position = max((c.position for c in parent.children), default=-1) + 1
+            child = ChildChunk(
+                id=child_chunk_id(parent.id, position, text),
+                position=position,
+                content=text,
+                tokens=length_function(self._spec)(text),
+                hash=content_hash(text),
+            )
+            self._index().write_segments([replace(parent, children=[*parent.children, child])])
+        return self._child(document_id, segment_id_, child.id)
+
+    def update_child(self, document_id: str, segment_id_: str, child_id: str, content: str) -> StoredChild:
+        """Change a child chunk's content (it keeps its id); its parent's text is left as it is."""
+        text = _non_empty(content)
+        with self._index().editing():
+            parent = self._parent(document_id, segment_id_)
+            children = list(parent.children)
+            index = _child_index(children, child_id)
+            children[index] = replace(
+                children[index],
+                content=text,
+                hash=content_hash(text),
+                tokens=length_function(self._spec)(text),
+                keywords=[],
+            )
+            self._index().write_segments([replace(parent, children=children)])
+        return self._child(document_id, segment_id_, child_id)
+
+    def delete_child(self, document_id: str, segment_id_: str, child_id: str) -> None:
+        """Remove a child chunk; a parent keeps at least one (delete the segment instead)."""
+        with self._index().editing():
+            parent = self._parent(document_id, segment_id_)
+            index = _child_index(list(parent.children), child_id)
+            if len(parent.children) == 1:
+                raise InvalidInput(
+                    "a parent segment keeps at least one child chunk; delete the segment instead"
+                )
+            children = [c for i, c in enumerate(parent.children) if i != index]
+            self._index().write_segments([replace(parent, children=children)])
+
+    def _parent(self, document_id: str, segment_id_: str) -> Segment:
+        """A parent segment with its stored children, of an editable document."""
+        with self._sessions() as session:
+            self._editable(session, document_id)
+            parent = segment_of(self._segment(session, document_id, segment_id_))
+            of_parent = select(ChildChunkRow).where(ChildChunkRow.segment_id == segment_id_)
+            rows = session.scalars(of_parent.order_by(ChildChunkRow.position)).all()
+            if not rows:
+                raise InvalidInput(
+                    f"segment {segment_id_!r} has no child chunks: they exist only in documents "
+                    "indexed as hierarchical_model (parent-child)"
+                )
+            parent.children = [child_of(row) for row in rows]
+            return parent
+
+    def _child(self, document_id: str, segment_id_: str, child_id: str) -> StoredChild:
+        with self._sessions() as session:
+            row = session.get(ChildChunkRow, child_id)
+            if row is None or row.segment_id != segment_id_:
+                raise NotFound(f"no child chunk {child_id!r} in this segment")
+            return _stored_child(row, document_id)
 
     # -- checks ------------------------------------------------------------------------------
 
@@ -276,6 +405,17 @@ def _check_text(field: str, value: str | None) -> None:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidInput(f"{field}: not valid Unicode text (lone surrogate at {exc.start})") from exc
+
+
+def _child_index(children: Sequence[ChildChunk], child_id: str) -> int:
+    for index, child in enumerate(children):
+        if child.id == child_id:
+            return index
+    raise NotFound(f"no child chunk {child_id!r} in this segment")
+
+
+def _stored_child(row: ChildChunkRow, document_id: str) -> StoredChild:
+    return StoredChild(child_of(row), row.segment_id, document_id, row.created_at)
 
 
 def _stored(row: SegmentRow) -> StoredSegment:

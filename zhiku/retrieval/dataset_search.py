@@ -4,12 +4,17 @@ A query runs through these steps, each visible in :meth:`DatasetSearch.retrieve_
 
 1. every channel the config asks for (``semantic``, ``full_text``, ``keyword``) recalls
    ``config.effective_recall_k`` candidates, concurrently;
-2. ``live_segments`` is asked once about the union of candidate ids; ids it does not return
+2. parent-child: ``parents`` maps the candidates that are child chunks to their parent segment;
+   each channel keeps, per parent, its best child (score and rank), so fusion ranks parents and
+   one parent never fills two slots; the children found are kept to be shown with their parent;
+3. ``live_segments`` is asked once about the union of candidate ids; ids it does not return
    (disabled, deleted, half-indexed segments) are dropped before fusion, so they neither come out
    nor take a rank;
-3. fusion by ``config.reranking.mode`` (see :mod:`zhiku.fusion.fusion` for what each final score
+4. fusion by ``config.reranking.mode`` (see :mod:`zhiku.fusion.fusion` for what each final score
    means); a single-channel search keeps the channel's raw score unless a rerank model is asked;
-4. ``score_threshold`` on the final score, ``top_k``, then the odd/even reorder if enabled.
+   a hit's children are scored by the same fusion over the children found (weighted score when
+   a rerank model orders the parents);
+5. ``score_threshold`` on the final score, ``top_k``, then the odd/even reorder if enabled.
 
 Channel failures: when at least one channel answers, a failed channel is logged (warning, with
 its traceback), left out of the timings, and fused as if it had found nothing — the fused scores
@@ -74,10 +79,11 @@ class DatasetSearch:
 
     ``live_segments(ids) -> {id: text}`` answers which candidates may be returned and gives the
     texts a rerank model reads; without it nothing is filtered and ``reranking_model`` is
-    unavailable. ``executor`` runs all channels but the first (which runs in the calling
-    thread); share one bounded pool between services, but not the pool whose threads call
-    ``retrieve``, or a full pool deadlocks. Without one, the service owns a small pool:
-    call :meth:`close` (or use it as a context manager) when done.
+    unavailable. ``parents(ids) -> {child_id: segment_id}`` names the candidates that are child
+    chunks (the others are segments themselves). ``executor`` runs all channels but the first
+    (which runs in the calling thread); share one bounded pool between services, but not the
+    pool whose threads call ``retrieve``, or a full pool deadlocks. Without one, the service owns
+    a small pool: call :meth:`close` (or use it as a context manager) when done.
     """
 
     def __init__(
@@ -85,11 +91,13 @@ class DatasetSearch:
         channels: Mapping[Channel, SearchChannel],
         *,
         live_segments: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
+        parents: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
         rerank_model: RerankModel | None = None,
         executor: ThreadPoolExecutor | None = None,
     ) -> None:
         self._channels = dict(channels)
         self._live_segments = live_segments
+        self._parents = parents
         self._rerank_model = rerank_model
         self._owns_executor = executor is None
         self._executor = executor or ThreadPoolExecutor(
@@ -137,12 +145,15 @@ class DatasetSearch:
         if semantic_query and "semantic" in texts_of:
             texts_of["semantic"] = semantic_query
         found, timings = self._search(texts_of, channels, config.effective_recall_k, scope)
+        found, children, parent_of = self._to_parents(found)
         texts = self._live(found)
         if texts is not None:
             found = {ch: [(sid, s) for sid, s in hits if sid in texts] for ch, hits in found.items()}
         hits = cut(
             self._fuse(query, found, texts or {}, config, model), score_threshold=config.score_threshold
         )
+        if parent_of:
+            self._attach_children(hits, children, parent_of, texts, config)
         return (reorder(hits) if config.reorder else hits), timings
 
     def close(self) -> None:
@@ -212,6 +223,58 @@ class DatasetSearch:
             else:
                 found[ch], timings[ch] = out
         return found, timings
+
+    def _to_parents(
+        self, found: dict[str, _Ranked]
+    ) -> tuple[dict[str, _Ranked], dict[str, _Ranked], Mapping[str, str]]:
+        """Each channel's candidates with child chunks replaced by their parent (its best child's
+        score, at its best child's rank), the child chunks found per channel, and their parents."""
+        if self._parents is None:
+            return found, {}, {}
+        ids = list(dict.fromkeys(sid for hits in found.values() for sid, _ in hits))
+        parent_of = self._parents(ids) if ids else {}
+        if not parent_of:
+            return found, {}, {}
+        parents: dict[str, _Ranked] = {}
+        children: dict[str, _Ranked] = {}
+        for ch, hits in found.items():
+            seen: set[str] = set()
+            parents[ch], children[ch] = [], []
+            for sid, score in hits:
+                parent = parent_of.get(sid, sid)
+                if parent != sid:
+                    children[ch].append((sid, score))
+                if parent not in seen:
+                    seen.add(parent)
+                    parents[ch].append((parent, score))
+        return parents, children, parent_of
+
+    @staticmethod
+    def _attach_children(
+        hits: Sequence[FusedHit],
+        children: Mapping[str, _Ranked],
+        parent_of: Mapping[str, str],
+        live: Mapping[str, str] | None,
+        config: RetrievalConfig,
+    ) -> None:
+        """Give each hit its children found, best first, scored by fusing the live children."""
+        found = {
+            ch: [(cid, s) for cid, s in kids if live is None or parent_of[cid] in live]
+            for ch, kids in children.items()
+        }
+        reranking = config.reranking
+        weights: dict[str, float] = {ch: w for ch, w in reranking.weights.items()}
+        if len(found) == 1 or reranking.mode == "none":
+            fused = max_score(found)
+        elif reranking.mode == "rrf":
+            fused = rrf(found, k=reranking.rrf_k, weights=weights)
+        else:  # weighted_score, and under a rerank model (which orders the parents only)
+            fused = weighted_score(found, weights)
+        by_parent: dict[str, list[tuple[str, float]]] = {}
+        for child in fused:  # best first
+            by_parent.setdefault(parent_of[child.segment_id], []).append((child.segment_id, child.score))
+        for hit in hits:
+            hit.children = by_parent.get(hit.segment_id, [])
 
     def _live(self, found: Mapping[str, _Ranked]) -> Mapping[str, str] | None:
         """Texts of the live candidates, or None when the service has no live filter."""

@@ -127,6 +127,43 @@ class KeywordPostingRow(Base):
     weight: Mapped[float] = mapped_column(Float)
 
 
+class ChildChunkRow(Base):
+    """A child chunk of a parent segment (parent-child index, see migration 0005): the parent row
+    is what search returns; its children are the points of the vector, BM25 and keyword stores.
+    Deleted with its segment."""
+
+    __tablename__ = "child_chunks"
+    __table_args__ = (
+        Index("ix_child_chunks_segment_position", "segment_id", "position"),
+        Index("ix_child_chunks_dataset", "dataset_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    segment_id: Mapped[str] = mapped_column(ForeignKey("segments.id", ondelete="CASCADE"))
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
+    #: the parent's document, as the stores' payload holds it, so a document scope reaches children
+    document_id: Mapped[str] = mapped_column(String(36))
+    position: Mapped[int] = mapped_column(Integer)
+    content: Mapped[str] = mapped_column(Text)
+    hash: Mapped[str] = mapped_column(String(64))
+    tokens: Mapped[int] = mapped_column(Integer, default=0)
+    keywords: Mapped[list[str]] = mapped_column(default=list)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ChildKeywordPostingRow(Base):
+    """One (keyword, child chunk) pair: the keyword store's postings for parent-child datasets."""
+
+    __tablename__ = "child_keyword_postings"
+    __table_args__ = (Index("ix_child_postings_dataset_keyword", "dataset_id", "keyword"),)
+
+    child_id: Mapped[str] = mapped_column(ForeignKey("child_chunks.id", ondelete="CASCADE"), primary_key=True)
+    keyword: Mapped[str] = mapped_column(String(255), primary_key=True)
+    dataset_id: Mapped[str] = mapped_column(String(36))
+    weight: Mapped[float] = mapped_column(Float)
+
+
 class EmbeddingCacheRow(Base):
     """An embedding keyed by (model, sha256(text)); float32 bytes."""
 

@@ -9,33 +9,65 @@ weight(keyword, segment) × idf(keyword) — so rare query words count more than
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from sqlalchemy import case, delete, func, insert, select
+from sqlalchemy import Column, Table, case, delete, func, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from zhiku.core.db.models import KeywordPostingRow, SegmentRow
+from zhiku.core.db.models import ChildChunkRow, ChildKeywordPostingRow, KeywordPostingRow, SegmentRow
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.keyword.extraction import idf
 from zhiku.datasource.tokenizer import Tokenizer
 
-#: The table, not the mapped class, to insert into: a Core executemany, without the ORM's per-row
-#: bookkeeping of a bulk insert (about a quarter of the time of writing postings).
-_POSTINGS = KeywordPostingRow.metadata.tables[KeywordPostingRow.__tablename__]
+
+@dataclass(frozen=True)
+class PostingsLayout:
+    """Where a keyword store's postings live: the postings table (its point id column, keyword,
+    dataset_id, weight) and the table of the points, whose ``document_id`` a scope filters on.
+
+    Tables, not mapped classes: inserts are a Core executemany, without the ORM's per-row
+    bookkeeping of a bulk insert (about a quarter of the time of writing postings).
+    """
+
+    postings: Table
+    point_column: str
+    points: Table
+
+    @property
+    def point_id(self) -> Column[str]:
+        return self.postings.c[self.point_column]
+
+
+def _table(row: type[object]) -> Table:
+    return KeywordPostingRow.metadata.tables[row.__tablename__]  # type: ignore[attr-defined]
+
+
+#: Segments are the points (paragraph and Q&A datasets).
+SEGMENT_POSTINGS = PostingsLayout(_table(KeywordPostingRow), "segment_id", _table(SegmentRow))
+#: Child chunks are the points (parent-child datasets).
+CHILD_POSTINGS = PostingsLayout(_table(ChildKeywordPostingRow), "child_id", _table(ChildChunkRow))
 
 
 class KeywordStore:
-    """Scored keyword search over one dataset's postings."""
+    """Scored keyword search over one dataset's postings (of segments, or of child chunks)."""
 
-    def __init__(self, sessions: sessionmaker[Session], dataset_id: str, tokenizer: Tokenizer) -> None:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        dataset_id: str,
+        tokenizer: Tokenizer,
+        layout: PostingsLayout = SEGMENT_POSTINGS,
+    ) -> None:
         self._sessions = sessions
         self.dataset_id = dataset_id
         self.tokenizer = tokenizer
+        self._layout = layout
 
     def add(self, session: Session, postings: Iterable[tuple[str, Sequence[tuple[str, float]]]]) -> None:
-        """Add ``(segment_id, [(keyword, weight), ...])`` rows in the caller's transaction."""
+        """Add ``(point_id, [(keyword, weight), ...])`` rows in the caller's transaction."""
         rows = [
             {
-                "segment_id": segment_id,
+                self._layout.point_column: segment_id,
                 "keyword": keyword[:255],
                 "dataset_id": self.dataset_id,
                 "weight": weight,
@@ -44,13 +76,13 @@ class KeywordStore:
             for keyword, weight in dict(keywords).items()
         ]
         if rows:
-            session.execute(insert(_POSTINGS), rows)
+            session.execute(insert(self._layout.postings), rows)
 
     def delete_segments(self, session: Session, segment_ids: Sequence[str]) -> None:
-        """Remove the postings of these segments in the caller's transaction."""
+        """Remove the postings of these points in the caller's transaction."""
         for start in range(0, len(segment_ids), 500):
             batch = list(segment_ids[start : start + 500])
-            session.execute(delete(KeywordPostingRow).where(KeywordPostingRow.segment_id.in_(batch)))
+            session.execute(delete(self._layout.postings).where(self._layout.point_id.in_(batch)))
 
     def search(self, query: str, limit: int, scope: DocumentScope | None = None) -> list[tuple[str, float]]:
         """Segments sharing keywords with the query (of documents in ``scope``), best first,
@@ -58,23 +90,22 @@ class KeywordStore:
         words = sorted(set(self.tokenizer.tokenize(query)))
         if not words or (scope is not None and scope.empty):
             return []
-        query_idf = case({word: idf(word) for word in words}, value=KeywordPostingRow.keyword)
-        score = func.sum(KeywordPostingRow.weight * query_idf).label("score")
+        postings, point_id, points = self._layout.postings.c, self._layout.point_id, self._layout.points.c
+        query_idf = case({word: idf(word) for word in words}, value=postings.keyword)
+        score = func.sum(postings.weight * query_idf).label("score")
         statement = (
-            select(KeywordPostingRow.segment_id, score)
-            .where(KeywordPostingRow.dataset_id == self.dataset_id)
-            .where(KeywordPostingRow.keyword.in_(words))
+            select(point_id, score)
+            .where(postings.dataset_id == self.dataset_id)
+            .where(postings.keyword.in_(words))
         )
         if scope is not None:
-            of_scope = SegmentRow.document_id.in_(sorted(scope.ids))
-            statement = statement.join(SegmentRow, SegmentRow.id == KeywordPostingRow.segment_id).where(
+            of_scope = points.document_id.in_(sorted(scope.ids))
+            statement = statement.join(self._layout.points, points.id == point_id).where(
                 ~of_scope if scope.exclude else of_scope
             )
         with self._sessions() as session:
             rows = session.execute(
-                statement.group_by(KeywordPostingRow.segment_id)
-                .order_by(score.desc(), KeywordPostingRow.segment_id)
-                .limit(limit)
+                statement.group_by(point_id).order_by(score.desc(), point_id).limit(limit)
             ).all()
         return [(segment_id, float(value)) for segment_id, value in rows]
 
@@ -82,20 +113,20 @@ class KeywordStore:
         with self._sessions() as session:
             return int(
                 session.scalar(
-                    select(func.count(func.distinct(KeywordPostingRow.segment_id))).where(
-                        KeywordPostingRow.dataset_id == self.dataset_id
+                    select(func.count(func.distinct(self._layout.point_id))).where(
+                        self._layout.postings.c.dataset_id == self.dataset_id
                     )
                 )
                 or 0
             )
 
     def ids(self) -> set[str]:
-        """Segments that have postings, to compare with the other stores after a crash."""
+        """Points that have postings, to compare with the other stores after a crash."""
         with self._sessions() as session:
             return set(
                 session.scalars(
-                    select(KeywordPostingRow.segment_id)
-                    .where(KeywordPostingRow.dataset_id == self.dataset_id)
+                    select(self._layout.point_id)
+                    .where(self._layout.postings.c.dataset_id == self.dataset_id)
                     .distinct()
                 )
             )
