@@ -240,9 +240,9 @@ class Ingestion:
             )
             return None
         if embed:  # cached batch by batch, so the write finds them all and a stop loses one batch
-            self._context.embedding(self._dataset_id).embed_documents(
-                [s.content for s in outcome.segments], on_progress=self._on_embedded
-            )
+            # what the stores index: a parent's children, else the segment itself
+            texts = [item.content for s in outcome.segments for item in (s.children or [s])]
+            self._context.embedding(self._dataset_id).embed_documents(texts, on_progress=self._on_embedded)
         return version
 
     def _pending_segments(self) -> int:

@@ -22,7 +22,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db.models import PreparedVersionRow
-from zhiku.core.documents import Segment
+from zhiku.core.documents import ChildChunk, Segment
 from zhiku.knowledge_base.dataset_index import DocumentVersion
 from zhiku.knowledge_base.jobs import IndexingQueue
 
@@ -46,7 +46,10 @@ def _payload(version: DocumentVersion) -> dict[str, Any]:
 def _version(document_id: str, payload: dict[str, Any]) -> DocumentVersion:
     return DocumentVersion(
         document_id,
-        [Segment(**segment) for segment in payload["segments"]],
+        [
+            Segment(**{**segment, "children": [ChildChunk(**c) for c in segment.get("children") or []]})
+            for segment in payload["segments"]
+        ],
         payload.get("failed_chunks") or [],
         payload.get("file_hash"),
     )

@@ -4,8 +4,8 @@ A parent-child dataset returns its segment rows and indexes their children: ``ch
 holds them (deleted with their segment), ``child_keyword_postings`` the keyword store's
 postings of each child (deleted with their child).
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-11-26
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0005"
-down_revision: str | None = "0004"
+revision: str = "0006"
+down_revision: str | None = "0005"
 branch_labels: str | None = None
 depends_on: str | None = None
 
