@@ -213,3 +213,33 @@ def test_chat_streams_an_answer_with_its_sources(app: Flask, console: Console) -
     assert '"event": "message_end"' in body and '"document_name": "water.txt"' in body
     page = console.get("/chat").get_data(as_text=True)
     assert "what temperature for green tea?" in page  # the new conversation is listed
+
+
+def test_child_chunks_are_shown_edited_added_and_deleted(app: Flask, console: Console) -> None:
+    from tests.api.conftest import context_of
+
+    rule = {"doc_form": "hierarchical_model", "max_tokens": 120, "chunk_overlap": 0, "child_max_tokens": 16}
+    dataset = context_of(app).kb.create_dataset("parents", process_rule=rule).id
+    text = " ".join(f"Tea garden {i} grows leaves on terraced hills beside the river." for i in range(8))
+    console.add_text(dataset, "garden.txt", text)
+    console.wait_indexed(dataset)
+    listing = console.get(f"/datasets/{dataset}/segments").get_data(as_text=True)
+    segment = re.findall(r'data-segment="([^"]+)"', listing)[0]
+    assert "child chunks" in listing
+    page = console.get(f"/datasets/{dataset}/segments/{segment}").get_data(as_text=True)
+    children = re.findall(r'data-child="([^"]+)"', page)
+    assert len(children) > 1 and "Tea garden 0" in page
+
+    base = f"/datasets/{dataset}/segments/{segment}/children"
+    assert console.post(f"{base}/{children[0]}", {"content": "Zebrafish tea is rare."}).status_code == 302
+    assert console.post(base, {"content": "Quokka oolong grows by the sea."}).status_code == 302
+    assert console.post(f"{base}/{children[1]}", {"action": "delete"}).status_code == 302
+    page = console.get(f"/datasets/{dataset}/segments/{segment}").get_data(as_text=True)
+    assert "Zebrafish tea is rare." in page and "Quokka oolong" in page
+    assert len(re.findall(r'data-child="([^"]+)"', page)) == len(children)  # one added, one deleted
+    for query in ("zebrafish", "quokka"):
+        form = {"query": query, "search_method": "full_text_search"}
+        hit = console.post(f"/datasets/{dataset}/hit-testing", form)
+        assert _hits(hit.get_data(as_text=True)) == [segment], query
+    refused = console.post(base, {"content": "x"}, csrf=False)
+    assert refused.status_code in (400, 403)

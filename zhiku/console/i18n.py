@@ -61,6 +61,14 @@ ZH: dict[str, str] = {
     "Actions": "操作",
     "Metadata": "元数据",
     "Save": "保存",
+    "child chunks": "个子块",
+    "Child chunks": "子块",
+    "Searches match these; a hit returns the segment above with the children that matched.": (
+        "检索匹配这些子块；命中时返回上面的分段及其命中的子块。"
+    ),
+    "New child chunk": "新子块",
+    "Add": "添加",
+    "Delete": "删除",
     "No documents yet.": "还没有文档。",
     "archived": "已归档",
     "yes": "是",

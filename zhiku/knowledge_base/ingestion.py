@@ -241,7 +241,9 @@ class Ingestion:
             return None
         if embed:  # cached batch by batch, so the write finds them all and a stop loses one batch
             # what the stores index: a parent's children, else the segment itself
-            texts = [item.content for s in outcome.segments for item in (s.children or [s])]
+            texts = [c.content for s in outcome.segments for c in s.children] + [
+                s.content for s in outcome.segments if not s.children
+            ]
             self._context.embedding(self._dataset_id).embed_documents(texts, on_progress=self._on_embedded)
         return version
 

@@ -289,6 +289,18 @@ class SegmentEditor:
             rows = session.scalars(query.order_by(ChildChunkRow.position).offset(offset).limit(limit)).all()
             return [_stored_child(row, document_id) for row in rows], int(total)
 
+    def child_counts(self, segment_ids: Sequence[str]) -> dict[str, int]:
+        """How many child chunks each of these segments has (parents only appear)."""
+        if not segment_ids:
+            return {}
+        with self._sessions() as session:
+            rows = session.execute(
+                select(ChildChunkRow.segment_id, func.count())
+                .where(ChildChunkRow.segment_id.in_(list(segment_ids)))
+                .group_by(ChildChunkRow.segment_id)
+            )
+            return {segment_id: int(count) for segment_id, count in rows}
+
     def add_child(self, document_id: str, segment_id_: str, content: str) -> StoredChild:
         """Append a child chunk to a parent; its children are indexed again (all or none)."""
         text = _non_empty(content)

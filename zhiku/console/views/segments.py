@@ -16,6 +16,8 @@ from zhiku.knowledge_base import Dataset
 
 #: Documents offered in the page's document filter.
 MAX_DOCUMENT_CHOICES = 200
+#: Child chunks shown (and editable) on a parent segment's page.
+MAX_CHILDREN_SHOWN = 200
 
 
 def _document_names(dataset: Dataset, document_ids: set[str]) -> dict[str, str]:
@@ -39,6 +41,7 @@ def segments(dataset_id: str) -> ResponseReturnValue:
         dataset=dataset,
         segments=stored,
         names=_document_names(dataset, {item.segment.document_id for item in stored}),
+        child_counts=dataset.segment_editor().child_counts([item.segment.id for item in stored]),
         documents=choices,
         total=total,
         paging=pages,
@@ -53,14 +56,45 @@ def segments(dataset_id: str) -> ResponseReturnValue:
 def segment(dataset_id: str, segment_id: str) -> ResponseReturnValue:
     """One segment, as a citation or a hit links to it."""
     dataset = dataset_of(dataset_id)
-    stored = dataset.segment_editor().find(segment_id)
+    editor = dataset.segment_editor()
+    stored = editor.find(segment_id)
+    children, child_total = editor.children(
+        stored.segment.document_id, segment_id, limit=MAX_CHILDREN_SHOWN
+    )
     return render_template(
         "segment.html",
         dataset=dataset,
         item=stored,
         names=_document_names(dataset, {stored.segment.document_id}),
         qa=dataset.process_rule.doc_form == "qa",
+        children=children,
+        child_total=child_total,
     )
+
+
+@console.route("/datasets/<dataset_id>/segments/<segment_id>/children", methods=["POST"])
+def add_child(dataset_id: str, segment_id: str) -> ResponseReturnValue:
+    """A new child chunk of a parent segment (parent-child index), indexed at once."""
+    dataset = dataset_of(dataset_id)
+    editor = dataset.segment_editor()
+    document_id = editor.find(segment_id).segment.document_id
+    content = forms.text(request.form, "content", max_chars=forms.MAX_SEGMENT_CHARS, required=True)
+    editor.add_child(document_id, segment_id, content)
+    return redirect(url_for("console.segment", dataset_id=dataset.id, segment_id=segment_id))
+
+
+@console.route("/datasets/<dataset_id>/segments/<segment_id>/children/<child_id>", methods=["POST"])
+def edit_child(dataset_id: str, segment_id: str, child_id: str) -> ResponseReturnValue:
+    """Change a child chunk's content, or delete it (``action=delete``)."""
+    dataset = dataset_of(dataset_id)
+    editor = dataset.segment_editor()
+    document_id = editor.find(segment_id).segment.document_id
+    if forms.choice(request.form, "action", ("save", "delete"), "save") == "delete":
+        editor.delete_child(document_id, segment_id, child_id)
+    else:
+        content = forms.text(request.form, "content", max_chars=forms.MAX_SEGMENT_CHARS, required=True)
+        editor.update_child(document_id, segment_id, child_id, content)
+    return redirect(url_for("console.segment", dataset_id=dataset.id, segment_id=segment_id))
 
 
 @console.route("/datasets/<dataset_id>/segments/<segment_id>", methods=["POST"])
