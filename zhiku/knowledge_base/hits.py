@@ -41,15 +41,16 @@ def hits_of(sessions: sessionmaker[Session], dataset_id: str, fused: Sequence[Fu
             if child_ids
             else {}
         )
-        summaries = dict(
-            session.execute(
+        summaries: dict[str, str] = {
+            segment_id: content
+            for segment_id, content in session.execute(
                 select(ChildChunkRow.segment_id, ChildChunkRow.content).where(
                     ChildChunkRow.segment_id.in_([hit.segment_id for hit in fused]),
                     ChildChunkRow.kind == SUMMARY_KIND,
                     ChildChunkRow.enabled.is_(True),
                 )
-            ).tuples()
-        )
+            )
+        }
     by_id = {segment.id: (segment, document_name) for segment, document_name in rows}
     hits = []
     for item in fused:
