@@ -174,3 +174,14 @@ def test_summary_needs_a_chat_model_and_text_segments(tmp_path: Path) -> None:
         # the segments are served without summaries, to be summarised by a retry
         assert info.status == "completed_with_errors" and "ZHIKU_LLM_BASE_URL" in (info.error or "")
         assert len(info.metadata["failed_chunks"]) == info.segment_count == 3
+
+
+def test_editing_a_segment_drops_its_summary_everywhere(kb: KnowledgeBase, ds: Dataset) -> None:
+    segment = next(s for s in ds.segments(with_children=True) if "Shipping" in s.content)
+    assert segment.summary is not None
+    ds.segment_editor().update(segment.document_id, segment.id, content="Shipping takes a week now.")
+    edited = next(s for s in ds.segments(with_children=True) if s.id == segment.id)
+    assert edited.summary is None and "week" in edited.content
+    assert segment.summary.id not in kb.dataset_index(ds.id).vector.ids()
+    assert ds.search("logistics", search_method="keyword_search", search_in="originals+summaries") == []
+    assert_stores_match_rows(kb, ds)
