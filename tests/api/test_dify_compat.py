@@ -48,7 +48,7 @@ DIFY_RECORD_DOCUMENT = {"id", "data_source_type", "name"}
 # What zhiku adds, on purpose.
 ZHIKU_DOCUMENT = {"segment_count", "content_hash"}
 ZHIKU_SEGMENT = {"metadata"}
-ZHIKU_RECORD = {"scores", "ranks", "dataset"}
+ZHIKU_RECORD = {"scores", "ranks", "dataset", "summary"}
 
 
 def test_create_by_text_shape(api: Api) -> None:

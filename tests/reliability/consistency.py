@@ -12,7 +12,7 @@ from zhiku.knowledge_base.dataset import Dataset
 
 def assert_stores_match_rows(kb: KnowledgeBase, dataset: Dataset) -> list[Segment]:
     """Vector and BM25 point ids equal the point row ids (segments without children, child
-    chunks), with the rows' enabled flags, and the points with keywords are exactly those with
+    chunks, summaries), with the rows' enabled flags, and the points with keywords are exactly those with
     postings: no orphan, no missing point, no segment hidden from search or served against its
     flag. Returns the segment rows (with their children)."""
     segments = dataset.segments(with_children=True)
@@ -22,6 +22,11 @@ def assert_stores_match_rows(kb: KnowledgeBase, dataset: Dataset) -> list[Segmen
         for segment in segments
         for child in segment.children
     ] + [segment for segment in segments if not segment.children]
+    rows += [
+        replace(segment.summary, enabled=segment.summary.enabled and segment.enabled)
+        for segment in segments
+        if segment.summary is not None
+    ]
     row_ids = {row.id for row in rows}
     assert len(row_ids) == len(rows), "duplicate point rows"
     index = kb.dataset_index(dataset.id)

@@ -328,7 +328,8 @@ def child_chunk(stored: StoredChild) -> dict[str, Any]:
 
 def record(hit: Hit, stored: StoredSegment, dataset_name: str) -> dict[str, Any]:
     """One retrieval hit as Dify's hit-testing record, plus zhiku's per-method scores and ranks;
-    ``child_chunks`` are the children that matched (parent-child datasets), best first."""
+    ``child_chunks`` are the children that matched (parent-child datasets), best first;
+    ``summary`` is the segment's summary (summary index), else None."""
     return {
         "segment": {
             **segment(stored),
@@ -338,6 +339,7 @@ def record(hit: Hit, stored: StoredSegment, dataset_name: str) -> dict[str, Any]
             {"id": c.id, "content": c.content, "position": c.position + 1, "score": c.score}
             for c in hit.child_chunks
         ],
+        "summary": hit.summary,
         "score": hit.score,
         "tsne_position": None,
         "scores": dict(hit.scores),

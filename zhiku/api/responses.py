@@ -233,6 +233,8 @@ class Record(Out):
 
     segment: HitSegment
     child_chunks: list[HitChildChunk]
+    #: the segment's summary (summary index): shown beside it, also when it matched the query
+    summary: str | None
     score: float
     tsne_position: None
     scores: dict[str, float]

@@ -42,6 +42,18 @@ def dataset() -> None:
 @click.option(
     "--doc-language", type=click.Choice(["zh", "en"]), default=None, help="Q&A language (default: detected)."
 )
+@click.option(
+    "--summary",
+    type=click.Choice(["off", "llm"]),
+    default="off",
+    help="llm: a chat model (ZHIKU_LLM_*) summarises each segment; summaries are indexed beside it.",
+)
+@click.option(
+    "--search-in",
+    type=click.Choice(["originals", "originals+summaries"]),
+    default="originals",
+    help="Whether searches also match the segments' summaries.",
+)
 @click.pass_context
 def dataset_create(
     ctx: click.Context,
@@ -56,13 +68,19 @@ def dataset_create(
     parent_mode: str,
     child_max_tokens: int,
     doc_language: str | None,
+    summary: str,
+    search_in: str,
 ) -> None:
     """Create a dataset."""
     with open_knowledge_base(ctx) as kb:
         ds = kb.create_dataset(
             name,
             description=description,
-            retrieval=RetrievalConfig(search_method=SEARCH_METHODS[method], top_k=top_k),  # type: ignore[arg-type]
+            retrieval=RetrievalConfig(
+                search_method=SEARCH_METHODS[method],  # type: ignore[arg-type]
+                top_k=top_k,
+                search_in=search_in,  # type: ignore[arg-type]
+            ),
             process_rule={
                 "max_tokens": max_tokens,
                 "chunk_overlap": chunk_overlap,
@@ -70,6 +88,7 @@ def dataset_create(
                 "doc_language": doc_language,
                 "parent_mode": parent_mode,
                 "child_max_tokens": child_max_tokens,
+                "summary": summary,
             },
             embedding_model=embedding_model,
         )

@@ -30,6 +30,11 @@ def child_chunk_id(parent_id: str, position: int, content: str) -> str:
     return str(uuid.uuid5(SEGMENT_NAMESPACE, f"child:{parent_id}:{position}:{content_hash(content)}"))
 
 
+def summary_id(segment_id_: str, content: str) -> str:
+    """Stable summary id: uuid5 over its segment and content hash (never a child's id)."""
+    return str(uuid.uuid5(SEGMENT_NAMESPACE, f"summary:{segment_id_}:{content_hash(content)}"))
+
+
 @dataclass
 class Document:
     """Text extracted from a source, with metadata such as ``source``, ``page``, ``title``."""
@@ -67,7 +72,8 @@ class Segment:
     """The unit that is retrieved, and indexed unless it has ``children``.
 
     ``content`` is what is indexed (for Q&A: the question); ``answer`` is returned beside it.
-    A parent segment (parent-child index) is indexed through its ``children`` instead.
+    A parent segment (parent-child index) is indexed through its ``children`` instead. A
+    ``summary`` (summary index) is indexed beside the segment's own points and maps back to it.
     """
 
     id: str
@@ -81,6 +87,7 @@ class Segment:
     enabled: bool = True
     metadata: dict[str, Any] = field(default_factory=dict)
     children: list[ChildChunk] = field(default_factory=list)
+    summary: ChildChunk | None = None
 
 
 @dataclass(frozen=True)
@@ -100,7 +107,8 @@ class Hit:
     ``score`` is the final (fused) score; ``scores`` and ``ranks`` hold each search method's own
     raw score and 1-based rank (``semantic``, ``full_text``, ``keyword``) where it found the segment.
     A parent-child hit is scored by its best child in each channel; ``child_chunks`` holds the
-    children that matched, best first.
+    children that matched, best first. ``summary`` is the segment's summary (summary index),
+    whether the hit was found through it or through the segment.
     """
 
     segment_id: str
@@ -115,3 +123,4 @@ class Hit:
     position: int = 0
     metadata: dict[str, Any] = field(default_factory=dict)
     child_chunks: list[ChildHit] = field(default_factory=list)
+    summary: str | None = None

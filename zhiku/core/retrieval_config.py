@@ -14,6 +14,9 @@ from zhiku.core.metadata import MetadataFilter
 SearchMethod = Literal["semantic_search", "full_text_search", "keyword_search", "hybrid_search"]
 Channel = Literal["semantic", "full_text", "keyword"]
 FusionMode = Literal["weighted_score", "reranking_model", "rrf", "none"]
+#: What the channels match a query against (summary index): the segments only, or also the
+#: summaries written of them — a summary's hit returns its segment, never a result of its own.
+SearchIn = Literal["originals", "originals+summaries"]
 
 #: Channels hybrid search fuses by default, and their weights — chosen from the evaluation sets
 #: (README, "Quality"): semantic + BM25 at 0.5/0.5 was the only setting that beat every single
@@ -54,7 +57,8 @@ class RetrievalConfig(BaseModel):
 
     ``recall_k`` is how many candidates each channel recalls (default ``max(50, 4 * top_k)``);
     ``top_k`` is how many hits are returned; ``score_threshold`` drops hits whose final score is
-    below it (see the README for what the final score means in each fusion mode).
+    below it (see the README for what the final score means in each fusion mode). ``search_in``
+    says whether a dataset's summaries (summary index) are searched too.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -66,6 +70,7 @@ class RetrievalConfig(BaseModel):
     score_threshold: float | None = None
     reranking: RerankingConfig = Field(default_factory=RerankingConfig)
     reorder: bool = False
+    search_in: SearchIn = "originals"
     #: only documents whose metadata pass these conditions (see :mod:`zhiku.core.metadata`)
     metadata_filter: MetadataFilter | None = None
     #: ``automatic``: the chat model also writes conditions from the question (both must pass)

@@ -17,7 +17,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from zhiku.core.db import DatasetRow, DocumentRow, SegmentRow
-from zhiku.core.db.models import ChildChunkRow
+from zhiku.core.db.models import SUMMARY_KIND, ChildChunkRow
 from zhiku.core.document_status import IN_PROGRESS, RESTARTABLE, DocumentStatus
 from zhiku.core.documents import Chunk, Hit, Segment, content_hash, segment_id
 from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, ZhikuError
@@ -26,6 +26,7 @@ from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.core.scope import DocumentScope
 from zhiku.index_processors import ChunkFailure
 from zhiku.index_processors.qa import renumber
+from zhiku.index_processors.summary import SUMMARY_OF
 from zhiku.knowledge_base import llm_options
 from zhiku.knowledge_base.automatic_filter import AutomaticFilterResult, automatic_filter
 from zhiku.knowledge_base.catalog import Catalog
@@ -192,7 +193,7 @@ class Dataset:
 
     def segments(self, document_id: str | None = None, *, with_children: bool = False) -> list[Segment]:
         """The segments of one document (or all), in order; ``with_children`` fills each parent's
-        ``children`` (parent-child datasets) in order."""
+        ``children`` (parent-child datasets) in order and each segment's ``summary``."""
         with self._context.sessions() as session:
             query = select(SegmentRow).where(SegmentRow.dataset_id == self.id)
             if document_id is not None:
@@ -205,7 +206,11 @@ class Dataset:
                 if document_id is not None:
                     children = children.where(ChildChunkRow.document_id == document_id)
                 for child in session.scalars(children.order_by(ChildChunkRow.position)):
-                    if child.segment_id in by_id:
+                    if child.segment_id not in by_id:
+                        continue
+                    if child.kind == SUMMARY_KIND:
+                        by_id[child.segment_id].summary = child_of(child)
+                    else:
                         by_id[child.segment_id].children.append(child_of(child))
             return segments
 
@@ -418,6 +423,8 @@ class Dataset:
         pipeline = self.pipeline()
         if not self._context.states.move(document_id, S.INDEXING, only_from=RESTARTABLE):
             raise DocumentIndexing(f"document {document_id!r} is being indexed; wait or pause it first")
+        if all(SUMMARY_OF in failure.metadata for failure in failed):
+            return self._retry_summaries(document_id, pipeline, failed)
         outcome = pipeline.index_processor.transform([failure.chunk() for failure in failed], document_id)
         merged = renumber([*self.segments(document_id), *outcome.segments], document_id)
         version = DocumentVersion(document_id, merged, [failure.to_json() for failure in outcome.failures])
@@ -426,6 +433,19 @@ class Dataset:
         else:
             reason = version.error_summary() or "no segments produced"
             self._context.states.fail(document_id, reason, failed_chunks=list(version.failed_chunks))
+        return self.document(document_id)
+
+    def _retry_summaries(
+        self, document_id: str, pipeline: Pipeline, failed: list[ChunkFailure]
+    ) -> DocumentInfo:
+        """Summarise again only the segments whose summary failed, and write the document's
+        version with them (the other points are rewritten unchanged, their embeddings cached)."""
+        segments = self.segments(document_id, with_children=True)
+        wanted = {str(failure.metadata[SUMMARY_OF]) for failure in failed}
+        missing = [s for s in segments if s.id in wanted and s.summary is None]
+        failures = pipeline.summarizer.summarize(missing) if pipeline.summarizer is not None else []
+        version = DocumentVersion(document_id, segments, [failure.to_json() for failure in failures])
+        Ingestion(self._context, self.id, pipeline).write_version(version)
         return self.document(document_id)
 
     # -- queued indexing and segment editing (the HTTP API's indexing workers and admin) ---------

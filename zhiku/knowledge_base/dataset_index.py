@@ -17,8 +17,10 @@ edits keep their ids and overwrite points, so they are journalled first (``write
 
 Points: a segment is a point of the stores unless it has child chunks (parent-child index);
 then its children are, each with its own row in ``child_chunks`` and the parent's document id in
-the stores' payload. Rows of parents and children are written in the same transaction, so the
-protocol above holds for both.
+the stores' payload. A segment's summary (summary index) is one more point beside those, with a
+``child_chunks`` row of kind ``summary`` and a ``summary`` flag in the stores' payload, so a
+search leaves it out unless asked. Rows of segments, children and summaries are written in the
+same transaction, so the protocol above holds for all.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.config import Settings
 from zhiku.core.db.models import (
+    CHILD_KIND,
+    SUMMARY_KIND,
     ChildChunkRow,
     DatasetRow,
     DocumentRow,
@@ -60,6 +64,7 @@ from zhiku.datasource.points.server import QdrantServer
 from zhiku.datasource.tokenizer import Tokenizer
 from zhiku.datasource.vector import open_vector_store
 from zhiku.datasource.vector.base import VectorRecord, VectorStore
+from zhiku.index_processors.summary import SUMMARY_OF
 from zhiku.knowledge_base.document_states import move_in, served_condition
 from zhiku.knowledge_base.embedding_cache import DatabaseEmbeddingCache
 from zhiku.knowledge_base.records import child_of, segment_of
@@ -76,18 +81,21 @@ _CHILDREN = SegmentRow.metadata.tables[ChildChunkRow.__tablename__]
 
 @dataclass(frozen=True)
 class _Point:
-    """What one store point indexes: a segment without children, or a child chunk (``parent``)."""
+    """What one store point indexes: a segment without children, or a child chunk or summary
+    of the segment ``parent``."""
 
     id: str
     document_id: str
     content: str
     enabled: bool
     parent: str | None = None
+    summary: bool = False
 
 
 def _points_of(segments: Sequence[Segment]) -> list[_Point]:
-    """The points of these segments: each one's children if it has any, else itself. A child's
-    store flag is on only if it and its parent are enabled (never stricter than the rows)."""
+    """The points of these segments: each one's children if it has any, else itself, and its
+    summary if it has one. A child's (or summary's) store flag is on only if it and its segment
+    are enabled (never stricter than the rows)."""
     points: list[_Point] = []
     for s in segments:
         if s.children:
@@ -96,7 +104,20 @@ def _points_of(segments: Sequence[Segment]) -> list[_Point]:
             )
         else:
             points.append(_Point(s.id, s.document_id, s.content, s.enabled))
+        if s.summary is not None:
+            summary = s.summary
+            points.append(
+                _Point(summary.id, s.document_id, summary.content, summary.enabled and s.enabled, s.id, True)
+            )
     return points
+
+
+def points_of_segment(segment: Segment) -> list[Segment | ChildChunk]:
+    """What carries the keywords of a segment's points: its children or itself, and its summary."""
+    items: list[Segment | ChildChunk] = list(segment.children) or [segment]
+    if segment.summary is not None:
+        items.append(segment.summary)
+    return items
 
 
 def open_embedding(name: str, options: dict[str, Any], sessions: sessionmaker[Session]) -> CachedEmbedding:
@@ -156,41 +177,58 @@ class DocumentVersion:
     def error_summary(self) -> str | None:
         if not self.failed_chunks:
             return None
-        reasons = "; ".join(f"chunk {f['position']}: {f['reason']}" for f in self.failed_chunks[:5])
-        more = f" (and {len(self.failed_chunks) - 5} more)" if len(self.failed_chunks) > 5 else ""
-        return f"{len(self.failed_chunks)} chunk(s) not indexed: {reasons}{more}"
+        summaries = [f for f in self.failed_chunks if SUMMARY_OF in (f.get("metadata") or {})]
+        chunks = [f for f in self.failed_chunks if SUMMARY_OF not in (f.get("metadata") or {})]
+        parts = [_failures_text(chunks, "chunk", "chunk(s) not indexed")] if chunks else []
+        if summaries:
+            parts.append(_failures_text(summaries, "segment", "segment(s) served without summary"))
+        return "; ".join(parts)
+
+
+def _failures_text(failures: Sequence[dict[str, Any]], what: str, headline: str) -> str:
+    reasons = "; ".join(f"{what} {f['position']}: {f['reason']}" for f in failures[:5])
+    more = f" (and {len(failures) - 5} more)" if len(failures) > 5 else ""
+    return f"{len(failures)} {headline}: {reasons}{more}"
 
 
 class _SemanticChannel:
     def __init__(self, index: DatasetIndex) -> None:
         self._index = index
 
-    def search(self, query: str, limit: int, scope: DocumentScope | None = None) -> list[tuple[str, float]]:
+    def search(
+        self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
+    ) -> list[tuple[str, float]]:
         if scope is not None and scope.empty:
             return []
-        return self._index.vector.search(self._index.embedding.embed_query(query), limit, scope)
+        vector = self._index.embedding.embed_query(query)
+        return self._index.vector.search(vector, limit, scope, summaries=summaries)
 
 
 class _FullTextChannel:
     def __init__(self, index: DatasetIndex) -> None:
         self._index = index
 
-    def search(self, query: str, limit: int, scope: DocumentScope | None = None) -> list[tuple[str, float]]:
-        return self._index.fulltext.search(self._index.tokenizer.tokenize(query), limit, scope)
+    def search(
+        self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
+    ) -> list[tuple[str, float]]:
+        tokens = self._index.tokenizer.tokenize(query)
+        return self._index.fulltext.search(tokens, limit, scope, summaries=summaries)
 
 
 class _KeywordChannel:
-    """Keyword postings of segments and, once the dataset has any, of child chunks, merged."""
+    """Keyword postings of segments and, once the dataset has any, of child chunks (and of
+    summaries, when asked for), merged."""
 
     def __init__(self, index: DatasetIndex) -> None:
         self._index = index
 
-    def search(self, query: str, limit: int, scope: DocumentScope | None = None) -> list[tuple[str, float]]:
+    def search(
+        self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
+    ) -> list[tuple[str, float]]:
         found = self._index.keywords.search(query, limit, scope)
         if self._index.has_children:
-            found = sorted(
-                found + self._index.child_keywords.search(query, limit, scope), key=lambda h: (-h[1], h[0])
-            )[:limit]
+            children = self._index.child_keywords.search(query, limit, scope, summaries=summaries)
+            found = sorted(found + children, key=lambda h: (-h[1], h[0]))[:limit]
         return found
 
 
@@ -314,8 +352,7 @@ class DatasetIndex:
             for p, tokens in zip(points, token_lists, strict=True)
         }
         for segment in segments:
-            items: Sequence[Segment | ChildChunk] = segment.children or [segment]
-            for item in items:
+            for item in points_of_segment(segment):
                 if not item.keywords:
                     item.keywords = [word for word, _ in postings[item.id]]
         with self._write_lock:
@@ -350,13 +387,17 @@ class DatasetIndex:
         with self._sessions() as session:
             parents: set[str] = set()
             if self._has_children:
-                for child_id, parent_id, document_id in session.execute(
-                    select(ChildChunkRow.id, ChildChunkRow.segment_id, ChildChunkRow.document_id).where(
-                        ChildChunkRow.document_id.in_(document_ids)
-                    )
+                for child_id, parent_id, document_id, kind in session.execute(
+                    select(
+                        ChildChunkRow.id,
+                        ChildChunkRow.segment_id,
+                        ChildChunkRow.document_id,
+                        ChildChunkRow.kind,
+                    ).where(ChildChunkRow.document_id.in_(document_ids))
                 ):
                     found.setdefault(document_id, set()).add(child_id)
-                    parents.add(parent_id)
+                    if kind == CHILD_KIND:  # a summary's segment stays a point itself
+                        parents.add(parent_id)
             for segment_id, document_id in session.execute(
                 select(SegmentRow.id, SegmentRow.document_id).where(SegmentRow.document_id.in_(document_ids))
             ):
@@ -372,7 +413,11 @@ class DatasetIndex:
             self.vector.upsert(
                 [
                     VectorRecord(
-                        id=s.id, vector=vectors[start + i], document_id=s.document_id, enabled=s.enabled
+                        id=s.id,
+                        vector=vectors[start + i],
+                        document_id=s.document_id,
+                        enabled=s.enabled,
+                        summary=s.summary,
                     )
                     for i, s in enumerate(part)
                 ]
@@ -384,6 +429,7 @@ class DatasetIndex:
                         tokens=list(token_lists[start + i]),
                         document_id=s.document_id,
                         enabled=s.enabled,
+                        summary=s.summary,
                     )
                     for i, s in enumerate(part)
                 ]
@@ -427,8 +473,10 @@ class DatasetIndex:
     def _add_children(
         self, session: Session, segments: Sequence[Segment], postings: dict[str, list[tuple[str, float]]]
     ) -> None:
-        """Insert the child rows of these segments and their postings (caller's transaction)."""
-        rows = [self._child_row(s, c) for s in segments for c in s.children]
+        """Insert the child and summary rows of these segments and their postings (caller's
+        transaction)."""
+        rows = [self._child_row(s, c, CHILD_KIND) for s in segments for c in s.children]
+        rows += [self._child_row(s, s.summary, SUMMARY_KIND) for s in segments if s.summary is not None]
         if rows:
             self._has_children = True
             session.execute(insert(_CHILDREN), rows)
@@ -451,7 +499,7 @@ class DatasetIndex:
         except Exception:  # noqa: BLE001 - invisible leftovers; the next open sweeps them
             log.warning("could not delete %s; swept at the next open", what, exc_info=True)
 
-    def _child_row(self, segment: Segment, child: ChildChunk) -> dict[str, Any]:
+    def _child_row(self, segment: Segment, child: ChildChunk, kind: str) -> dict[str, Any]:
         return {
             "id": child.id,
             "segment_id": segment.id,
@@ -463,6 +511,7 @@ class DatasetIndex:
             "tokens": child.tokens,
             "keywords": child.keywords,
             "enabled": child.enabled,
+            "kind": kind,
         }
 
     def _delete_segment_rows(self, session: Session, condition: Any) -> None:
@@ -530,7 +579,7 @@ class DatasetIndex:
             token_lists = [self.tokenizer.tokenize(p.content) for p in points]
             weights: dict[str, list[tuple[str, float]]] = {}
             items: dict[str, Segment | ChildChunk] = {s.id: s for s in segments}
-            items.update({c.id: c for s in segments for c in s.children})
+            items.update({item.id: item for s in segments for item in points_of_segment(s)})
             for point, tokens in zip(points, token_lists, strict=True):
                 item = items[point.id]
                 extracted = self.keyword_extractor.from_tokens(tokens)
@@ -634,7 +683,11 @@ class DatasetIndex:
             for row in session.scalars(select(SegmentRow).where(SegmentRow.id.in_(list(parent_ids)))):
                 segments[row.id] = segment_of(row)
         for child in children:
-            if child.segment_id in segments:
+            if child.segment_id not in segments:
+                continue
+            if child.kind == SUMMARY_KIND:
+                segments[child.segment_id].summary = child_of(child)
+            else:
                 segments[child.segment_id].children.append(child_of(child))
         wanted = set(ids)
         return [
@@ -686,18 +739,19 @@ class DatasetIndex:
 
     def _flag_targets(self, segment_ids: Sequence[str], enabled: bool) -> list[str]:
         """The points whose store flag follows these segments' ``enabled``: a segment's own, or
-        its children's (only the enabled ones when enabling: a disabled child stays off)."""
+        its children's, and its summary's (only the enabled ones when enabling: a disabled child
+        stays off)."""
         if not self._has_children:
             return list(segment_ids)
         with self._sessions() as session:
             children = session.execute(
-                select(ChildChunkRow.id, ChildChunkRow.segment_id, ChildChunkRow.enabled).where(
-                    ChildChunkRow.segment_id.in_(list(segment_ids))
-                )
+                select(
+                    ChildChunkRow.id, ChildChunkRow.segment_id, ChildChunkRow.enabled, ChildChunkRow.kind
+                ).where(ChildChunkRow.segment_id.in_(list(segment_ids)))
             ).all()
-        parents = {parent for _, parent, _ in children}
+        parents = {parent for _, parent, _, kind in children if kind == CHILD_KIND}
         return [i for i in segment_ids if i not in parents] + [
-            child for child, _, child_enabled in children if child_enabled or not enabled
+            child for child, _, child_enabled, _ in children if child_enabled or not enabled
         ]
 
     def _journal(self, ids: Sequence[str]) -> None:
@@ -765,10 +819,12 @@ class DatasetIndex:
         with self._write_lock:
             with self._sessions() as session:
                 segments = select(SegmentRow.id).where(SegmentRow.dataset_id == self.dataset_id)
-                children = select(ChildChunkRow.id, ChildChunkRow.segment_id).where(
+                children = select(ChildChunkRow.id, ChildChunkRow.segment_id, ChildChunkRow.kind).where(
                     ChildChunkRow.dataset_id == self.dataset_id
                 )
-                parents = select(ChildChunkRow.segment_id).where(ChildChunkRow.dataset_id == self.dataset_id)
+                parents = select(ChildChunkRow.segment_id).where(
+                    ChildChunkRow.dataset_id == self.dataset_id, ChildChunkRow.kind == CHILD_KIND
+                )
                 child_ids = select(ChildChunkRow.id).where(ChildChunkRow.dataset_id == self.dataset_id)
                 points = select(func.count()).select_from(
                     segments.where(SegmentRow.id.not_in(parents)).union_all(child_ids).subquery()
@@ -780,9 +836,9 @@ class DatasetIndex:
                 if not stores:
                     return 0
                 child_rows = session.execute(children).all() if self._has_children else []
-                parent_ids = {parent for _, parent in child_rows}
+                parent_ids = {parent for _, parent, kind in child_rows if kind == CHILD_KIND}
                 known = {i for i in session.scalars(segments) if i not in parent_ids}
-                known |= {child for child, _ in child_rows}
+                known |= {child for child, _, _ in child_rows}
             removed = 0
             for store in stores:
                 orphans = sorted(store.ids() - known)

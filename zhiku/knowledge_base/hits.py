@@ -8,16 +8,17 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db import DocumentRow, SegmentRow
-from zhiku.core.db.models import ChildChunkRow
+from zhiku.core.db.models import CHILD_KIND, SUMMARY_KIND, ChildChunkRow
 from zhiku.core.documents import ChildHit, Hit
 from zhiku.fusion.types import FusedHit
 from zhiku.knowledge_base.document_states import served_condition
 
 
 def hits_of(sessions: sessionmaker[Session], dataset_id: str, fused: Sequence[FusedHit]) -> list[Hit]:
-    """Hits in the order fused, with content, answer, document name, metadata and the child chunks
-    that matched; a segment that stopped being served since it was found (deleted, disabled) is
-    left out."""
+    """Hits in the order fused, with content, answer, document name, metadata, the child chunks
+    that matched and the segment's summary; a segment that stopped being served since it was
+    found (deleted, disabled) is left out. A summary that matched is shown as the summary, not
+    as a child chunk."""
     if not fused:
         return []
     with sessions() as session:
@@ -33,13 +34,23 @@ def hits_of(sessions: sessionmaker[Session], dataset_id: str, fused: Sequence[Fu
                 row.id: (row.content, row.position)
                 for row in session.execute(
                     select(ChildChunkRow.id, ChildChunkRow.content, ChildChunkRow.position).where(
-                        ChildChunkRow.id.in_(child_ids)
+                        ChildChunkRow.id.in_(child_ids), ChildChunkRow.kind == CHILD_KIND
                     )
                 )
             }
             if child_ids
             else {}
         )
+        summaries: dict[str, str] = {
+            segment_id: content
+            for segment_id, content in session.execute(
+                select(ChildChunkRow.segment_id, ChildChunkRow.content).where(
+                    ChildChunkRow.segment_id.in_([hit.segment_id for hit in fused]),
+                    ChildChunkRow.kind == SUMMARY_KIND,
+                    ChildChunkRow.enabled.is_(True),
+                )
+            )
+        }
     by_id = {segment.id: (segment, document_name) for segment, document_name in rows}
     hits = []
     for item in fused:
@@ -64,6 +75,7 @@ def hits_of(sessions: sessionmaker[Session], dataset_id: str, fused: Sequence[Fu
                     for child_id, score in item.children
                     if child_id in children
                 ],
+                summary=summaries.get(segment.id),
             )
         )
     return hits

@@ -25,7 +25,7 @@ from zhiku.core.documents import Chunk
 from zhiku.core.errors import Cancelled, InvalidInput, TimeLimitExceeded, ZhikuError
 from zhiku.extractors.budget import ParseBudget, parse_budget
 from zhiku.knowledge_base.context import DatasetContext
-from zhiku.knowledge_base.dataset_index import DatasetIndex, DocumentVersion
+from zhiku.knowledge_base.dataset_index import DatasetIndex, DocumentVersion, points_of_segment
 from zhiku.knowledge_base.pipeline import Pipeline
 
 S = DocumentStatus
@@ -232,6 +232,8 @@ class Ingestion:
     def _version(self, document_id: str, chunks: Sequence[Chunk], *, embed: bool) -> DocumentVersion | None:
         """The document's new version, or None (and the document failed) when no segment came out."""
         outcome = self._pipeline.index_processor.transform(chunks, document_id)
+        if self._pipeline.summarizer is not None:
+            outcome.failures.extend(self._pipeline.summarizer.summarize(outcome.segments))
         failures = [failure.to_json() for failure in outcome.failures]
         version = DocumentVersion(document_id, outcome.segments, failures)
         if not outcome.segments:
@@ -240,10 +242,8 @@ class Ingestion:
             )
             return None
         if embed:  # cached batch by batch, so the write finds them all and a stop loses one batch
-            # what the stores index: a parent's children, else the segment itself
-            texts = [c.content for s in outcome.segments for c in s.children] + [
-                s.content for s in outcome.segments if not s.children
-            ]
+            # what the stores index: a parent's children, else the segment itself; and a summary
+            texts = [item.content for s in outcome.segments for item in points_of_segment(s)]
             self._context.embedding(self._dataset_id).embed_documents(texts, on_progress=self._on_embedded)
         return version
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from zhiku.cleaners import Cleaner, CleanerChain, build_cleaners
 from zhiku.core.documents import Chunk, Document
@@ -21,6 +21,7 @@ from zhiku.core.errors import ConfigError
 from zhiku.extractors import Extractor, extract
 from zhiku.index_processors import IndexProcessor, index_processors
 from zhiku.index_processors.parent_child import DEFAULT_CHILD_MAX_TOKENS
+from zhiku.index_processors.summary import Summarizer
 from zhiku.providers.llm import ChatModel
 from zhiku.splitters import (
     LengthFunction,
@@ -45,6 +46,9 @@ class PipelineSpec(BaseModel):
     Parent-child (``doc_form="hierarchical_model"``): the splitter fields cut the parents
     (``parent_mode="paragraph"``) or each file is one parent of up to 10,000 tokens
     (``"full-doc"``); the ``child_*`` fields cut each parent into the children that get indexed.
+
+    ``summary="llm"`` (summary index): the chat model writes a summary of each segment, indexed
+    beside it (not for ``qa_model``, whose segments are already written by the model).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -62,6 +66,15 @@ class PipelineSpec(BaseModel):
     child_separator: str = "\n"
     child_max_tokens: int = Field(DEFAULT_CHILD_MAX_TOKENS, ge=16, le=8192)
     child_chunk_overlap: int = Field(0, ge=0)
+    summary: Literal["off", "llm"] = "off"
+
+    @model_validator(mode="after")
+    def _summary_of_text(self) -> PipelineSpec:
+        if self.summary == "llm" and self.doc_form == "qa_model":
+            raise ValueError(
+                "summary: 'llm' needs segments of text; a qa_model index has generated questions"
+            )
+        return self
 
     def check_names(self) -> None:
         """ConfigError unless every cleaner and the ``doc_form`` are registered plug-ins."""
@@ -91,7 +104,17 @@ class PipelineSpec(BaseModel):
             cleaners=build_cleaners(self.cleaners),
             splitter=splitter,
             index_processor=self._index_processor(chat, length),
+            summarizer=self._summarizer(chat),
         )
+
+    def _summarizer(self, chat: Callable[[], ChatModel] | None) -> Summarizer | None:
+        if self.summary == "off":
+            return None
+        if chat is None:
+            raise ConfigError(
+                "the summary index needs a chat model (set ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL)"
+            )
+        return Summarizer(chat, language=self.doc_language)
 
     def child_splitter_of(self, length: LengthFunction) -> TextSplitter:
         """The splitter that cuts a parent into its children (also when a parent is edited)."""
@@ -147,6 +170,8 @@ class Pipeline:
     cleaners: Sequence[Cleaner] = field(default_factory=_default_cleaners)
     splitter: TextSplitter = field(default_factory=_default_splitter)
     index_processor: IndexProcessor = field(default_factory=_default_processor)
+    #: writes the segments' summaries (summary index), or None
+    summarizer: Summarizer | None = None
 
     def extract(self, source: Path | bytes, name: str) -> list[Document]:
         if self.extractor is not None:

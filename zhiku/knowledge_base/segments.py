@@ -20,7 +20,7 @@ from pathlib import Path
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from zhiku.core.db.models import ChildChunkRow, DocumentJobRow, DocumentRow, SegmentRow
+from zhiku.core.db.models import CHILD_KIND, ChildChunkRow, DocumentJobRow, DocumentRow, SegmentRow
 from zhiku.core.document_status import FINISHED, IN_PROGRESS
 from zhiku.core.documents import ChildChunk, Segment, child_chunk_id, content_hash, segment_id
 from zhiku.core.errors import InvalidInput, NotFound
@@ -88,7 +88,11 @@ class SegmentEditor:
     def _has_children(self, session: Session, *, document_id: str = "", segment_id_: str = "") -> bool:
         """Whether a segment (or any segment of a document) is a parent of child chunks."""
         column = ChildChunkRow.segment_id if segment_id_ else ChildChunkRow.document_id
-        found = select(ChildChunkRow.id).where(column == (segment_id_ or document_id)).limit(1)
+        found = (
+            select(ChildChunkRow.id)
+            .where(column == (segment_id_ or document_id), ChildChunkRow.kind == CHILD_KIND)
+            .limit(1)
+        )
         return session.scalar(found) is not None
 
     def _with_children(self, segment: Segment) -> Segment:
@@ -282,7 +286,9 @@ class SegmentEditor:
         with self._sessions() as session:
             self._document(session, document_id)
             self._segment(session, document_id, segment_id_)
-            query = select(ChildChunkRow).where(ChildChunkRow.segment_id == segment_id_)
+            query = select(ChildChunkRow).where(
+                ChildChunkRow.segment_id == segment_id_, ChildChunkRow.kind == CHILD_KIND
+            )
             if keyword:
                 query = query.where(ChildChunkRow.content.icontains(keyword, autoescape=True))
             total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
@@ -351,7 +357,9 @@ class SegmentEditor:
         with self._sessions() as session:
             self._editable(session, document_id)
             parent = segment_of(self._segment(session, document_id, segment_id_))
-            of_parent = select(ChildChunkRow).where(ChildChunkRow.segment_id == segment_id_)
+            of_parent = select(ChildChunkRow).where(
+                ChildChunkRow.segment_id == segment_id_, ChildChunkRow.kind == CHILD_KIND
+            )
             rows = session.scalars(of_parent.order_by(ChildChunkRow.position)).all()
             if not rows:
                 raise InvalidInput(
@@ -364,7 +372,7 @@ class SegmentEditor:
     def _child(self, document_id: str, segment_id_: str, child_id: str) -> StoredChild:
         with self._sessions() as session:
             row = session.get(ChildChunkRow, child_id)
-            if row is None or row.segment_id != segment_id_:
+            if row is None or row.segment_id != segment_id_ or row.kind != CHILD_KIND:
                 raise NotFound(f"no child chunk {child_id!r} in this segment")
             return _stored_child(row, document_id)
 

@@ -3,8 +3,10 @@
 A query runs through these steps, each visible in :meth:`DatasetSearch.retrieve_with_timings`:
 
 1. every channel the config asks for (``semantic``, ``full_text``, ``keyword``) recalls
-   ``config.effective_recall_k`` candidates, concurrently;
-2. parent-child: ``parents`` maps the candidates that are child chunks to their parent segment;
+   ``config.effective_recall_k`` candidates, concurrently — with ``search_in`` =
+   ``originals+summaries`` also among the segments' summaries (each store filters them itself);
+2. parent-child: ``parents`` maps the candidates that are child chunks (or summaries) to their
+   segment;
    each channel keeps, per parent, its best child (score and rank), so fusion ranks parents and
    one parent never fills two slots; the children found are kept to be shown with their parent;
 3. ``live_segments`` is asked once about the union of candidate ids; ids it does not return
@@ -47,7 +49,8 @@ class SearchChannel(Protocol):
     """One way of searching a dataset, bound to its stores and query tokenizer or embedder.
 
     ``search`` returns at most ``limit`` ``(segment_id, raw_score)`` pairs, best first, higher is
-    better, only of documents ``scope`` admits (applied inside the search, before the limit). It
+    better, only of documents ``scope`` admits (applied inside the search, before the limit), and
+    summaries among them only with ``summaries=True`` (asked only of a config searching them). It
     is called from worker threads, concurrently with the dataset's other channels.
     """
 
@@ -144,7 +147,8 @@ class DatasetSearch:
         texts_of = {ch: query for ch in channels}
         if semantic_query and "semantic" in texts_of:
             texts_of["semantic"] = semantic_query
-        found, timings = self._search(texts_of, channels, config.effective_recall_k, scope)
+        summaries = config.search_in == "originals+summaries"
+        found, timings = self._search(texts_of, channels, config.effective_recall_k, scope, summaries)
         found, children, parent_of = self._to_parents(found)
         texts = self._live(found)
         if texts is not None:
@@ -190,15 +194,17 @@ class DatasetSearch:
         channels: Sequence[Channel],
         limit: int,
         scope: DocumentScope | None,
+        summaries: bool,
     ) -> tuple[dict[str, _Ranked], dict[str, float]]:
         """Each channel's answer to its query (a failed one as []) in config order, and the timings."""
         first, *rest = channels
         futures: dict[Channel, Future[tuple[_Ranked, float]]] = {
-            ch: self._executor.submit(_timed, self._channels[ch], queries[ch], limit, scope) for ch in rest
+            ch: self._executor.submit(_timed, self._channels[ch], queries[ch], limit, scope, summaries)
+            for ch in rest
         }
         outcomes: dict[Channel, tuple[_Ranked, float] | Exception] = {}
         try:
-            outcomes[first] = _timed(self._channels[first], queries[first], limit, scope)
+            outcomes[first] = _timed(self._channels[first], queries[first], limit, scope, summaries)
         except Exception as exc:  # judged below, with the other channels
             outcomes[first] = exc
         for ch, future in futures.items():
@@ -304,8 +310,11 @@ class DatasetSearch:
 
 
 def _timed(
-    channel: SearchChannel, query: str, limit: int, scope: DocumentScope | None
+    channel: SearchChannel, query: str, limit: int, scope: DocumentScope | None, summaries: bool
 ) -> tuple[_Ranked, float]:
     start = time.perf_counter()
-    hits = channel.search(query, limit) if scope is None else channel.search(query, limit, scope)
+    if summaries:  # only a dataset's own channels know of summaries
+        hits = channel.search(query, limit, scope, summaries=True)  # type: ignore[call-arg]
+    else:
+        hits = channel.search(query, limit) if scope is None else channel.search(query, limit, scope)
     return hits, (time.perf_counter() - start) * 1000.0

@@ -127,6 +127,11 @@ class KeywordPostingRow(Base):
     weight: Mapped[float] = mapped_column(Float)
 
 
+#: ``child_chunks.kind`` of a child of a parent segment, and of a segment's summary
+CHILD_KIND = "child"
+SUMMARY_KIND = "summary"
+
+
 class ChildChunkRow(Base):
     """A child chunk of a parent segment (parent-child index, see migration 0005): the parent row
     is what search returns; its children are the points of the vector, BM25 and keyword stores.
@@ -149,6 +154,9 @@ class ChildChunkRow(Base):
     tokens: Mapped[int] = mapped_column(Integer, default=0)
     keywords: Mapped[list[str]] = mapped_column(default=list)
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    #: ``child`` (parent-child index) or ``summary`` (summary index, migration 0007): a summary is
+    #: a point beside its segment, which stays a point itself
+    kind: Mapped[str] = mapped_column(String(16), default=CHILD_KIND, server_default=CHILD_KIND)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

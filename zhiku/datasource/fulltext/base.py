@@ -17,6 +17,8 @@ class TextRecord:
     tokens: list[str]
     document_id: str
     enabled: bool = True
+    #: a segment's summary (summary index): searched only when summaries are asked for
+    summary: bool = False
 
 
 class FullTextStore(SegmentStore[TextRecord, Sequence[str]], Protocol):

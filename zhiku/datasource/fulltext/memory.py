@@ -43,7 +43,7 @@ class RankBM25Store:
         with self._lock:
             for record in records:
                 self._records[record.id] = TextRecord(
-                    record.id, list(record.tokens), record.document_id, record.enabled
+                    record.id, list(record.tokens), record.document_id, record.enabled, record.summary
                 )
             self._index = None
 
@@ -84,7 +84,12 @@ class RankBM25Store:
             return self._index
 
     def search(
-        self, query_tokens: Sequence[str], limit: int, scope: DocumentScope | None = None
+        self,
+        query_tokens: Sequence[str],
+        limit: int,
+        scope: DocumentScope | None = None,
+        *,
+        summaries: bool = False,
     ) -> list[tuple[str, float]]:
         """``(segment_id, score)`` best first among enabled records sharing a token with the query."""
         if not query_tokens or limit <= 0 or (scope is not None and scope.empty):
@@ -98,6 +103,7 @@ class RankBM25Store:
             for p in {p for token in set(query_tokens) for p in index.postings.get(token, ())}
             if (record := records.get(index.ids[p])) is not None
             and record.enabled
+            and (summaries or not record.summary)
             and (scope is None or scope.admits(record.document_id))
         )
         if not candidates:

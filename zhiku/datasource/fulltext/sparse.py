@@ -131,7 +131,7 @@ class SparseBM25Store(PointStore):
                     point_id,
                     bm25_math.term_counts(r.tokens),
                     len(r.tokens),
-                    base_payload(r.document_id, r.enabled),
+                    base_payload(r.document_id, r.enabled, r.summary),
                 )
                 for point_id, r in latest.items()
             ]
@@ -193,7 +193,12 @@ class SparseBM25Store(PointStore):
     # -- reads -------------------------------------------------------------------------------
 
     def search(
-        self, query_tokens: Sequence[str], limit: int, scope: DocumentScope | None = None
+        self,
+        query_tokens: Sequence[str],
+        limit: int,
+        scope: DocumentScope | None = None,
+        *,
+        summaries: bool = False,
     ) -> list[tuple[str, float]]:
         """``(segment_id, bm25)`` best first; ``[]`` for no tokens or no shared token."""
         weights = bm25_math.query_weights(query_tokens)
@@ -201,7 +206,7 @@ class SparseBM25Store(PointStore):
             return []
         terms = sorted(weights)
         query = SparseValues(terms, [weights[t] for t in terms])
-        found = self._collection.search(query, limit, scope=scope)
+        found = self._collection.search(query, limit, scope=scope, summaries=summaries)
         return [(pid, score) for pid, score in found if score > 0.0]
 
     # -- lifecycle ---------------------------------------------------------------------------

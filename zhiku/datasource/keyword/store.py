@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from sqlalchemy import Column, Table, case, delete, func, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from zhiku.core.db.models import ChildChunkRow, ChildKeywordPostingRow, KeywordPostingRow, SegmentRow
+from zhiku.core.db.models import (
+    CHILD_KIND,
+    ChildChunkRow,
+    ChildKeywordPostingRow,
+    KeywordPostingRow,
+    SegmentRow,
+)
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.keyword.extraction import idf
 from zhiku.datasource.tokenizer import Tokenizer
@@ -84,9 +90,11 @@ class KeywordStore:
             batch = list(segment_ids[start : start + 500])
             session.execute(delete(self._layout.postings).where(self._layout.point_id.in_(batch)))
 
-    def search(self, query: str, limit: int, scope: DocumentScope | None = None) -> list[tuple[str, float]]:
-        """Segments sharing keywords with the query (of documents in ``scope``), best first,
-        with their scores."""
+    def search(
+        self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
+    ) -> list[tuple[str, float]]:
+        """Points sharing keywords with the query (of documents in ``scope``; summaries of the
+        summary index only if ``summaries``), best first, with their scores."""
         words = sorted(set(self.tokenizer.tokenize(query)))
         if not words or (scope is not None and scope.empty):
             return []
@@ -98,11 +106,14 @@ class KeywordStore:
             .where(postings.dataset_id == self.dataset_id)
             .where(postings.keyword.in_(words))
         )
+        only_children = not summaries and "kind" in points
+        if scope is not None or only_children:
+            statement = statement.join(self._layout.points, points.id == point_id)
         if scope is not None:
             of_scope = points.document_id.in_(sorted(scope.ids))
-            statement = statement.join(self._layout.points, points.id == point_id).where(
-                ~of_scope if scope.exclude else of_scope
-            )
+            statement = statement.where(~of_scope if scope.exclude else of_scope)
+        if only_children:
+            statement = statement.where(points.kind == CHILD_KIND)
         with self._sessions() as session:
             rows = session.execute(
                 statement.group_by(point_id).order_by(score.desc(), point_id).limit(limit)

@@ -21,7 +21,8 @@ QueryT = TypeVar("QueryT", contravariant=True)
 class SegmentStore(Protocol[RecordT, QueryT]):
     """One dataset's segments in one retrieval channel, keyed by segment id (a UUID string).
 
-    ``search`` returns ``(segment_id, score)`` best first and never returns disabled records;
+    ``search`` returns ``(segment_id, score)`` best first and never returns disabled records, nor
+    summaries (summary index) unless ``summaries``;
     ``ids``, ``count`` and ``disabled_ids`` include disabled records. Writes are visible to the
     next ``search`` of the same process and durable after ``flush``. ``optimize`` may block for
     a long time (index building): run it after ingest jobs, off the request path.
@@ -36,7 +37,7 @@ class SegmentStore(Protocol[RecordT, QueryT]):
     def set_enabled(self, ids: Sequence[str], enabled: bool) -> None: ...
 
     def search(
-        self, query: QueryT, limit: int, scope: DocumentScope | None = None, /
+        self, query: QueryT, limit: int, scope: DocumentScope | None = None, /, *, summaries: bool = False
     ) -> list[tuple[str, float]]: ...
 
     def ids(self) -> set[str]: ...

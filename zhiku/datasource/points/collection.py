@@ -21,6 +21,8 @@ from zhiku.core.scope import DocumentScope
 
 DOCUMENT_KEY = "document_id"
 ENABLED_KEY = "enabled"
+#: 1 on a segment's summary (summary index); searches leave summaries out unless asked for them
+SUMMARY_KEY = "summary"
 #: Distinct values a facet may return (payload lengths of one collection: far fewer).
 MAX_FACET_VALUES = 1_000_000
 
@@ -78,9 +80,10 @@ class PointCollection(Protocol):
         exact: bool = False,
         hnsw_ef: int | None = None,
         scope: DocumentScope | None = None,
+        summaries: bool = False,
     ) -> list[tuple[str, float]]:
-        """Best ``limit`` points with ``enabled == 1`` (and of a document ``scope`` admits),
-        best first."""
+        """Best ``limit`` points with ``enabled == 1`` (and of a document ``scope`` admits; no
+        summary unless ``summaries``), best first."""
         ...
 
     def retrieve(self, ids: Sequence[str], with_vector: bool) -> list[PointData]: ...
@@ -115,9 +118,12 @@ def canonical_ids(ids: Iterable[str]) -> list[str]:
     return out
 
 
-def base_payload(document_id: str, enabled: bool) -> dict[str, Any]:
-    """The payload every point carries."""
-    return {DOCUMENT_KEY: document_id, ENABLED_KEY: 1 if enabled else 0}
+def base_payload(document_id: str, enabled: bool, summary: bool = False) -> dict[str, Any]:
+    """The payload every point carries (a summary also ``summary: 1``; others lack the key)."""
+    payload: dict[str, Any] = {DOCUMENT_KEY: document_id, ENABLED_KEY: 1 if enabled else 0}
+    if summary:
+        payload[SUMMARY_KEY] = 1
+    return payload
 
 
 def point_from_record(record: Any, spec: VectorSpec, with_vector: bool) -> PointData:

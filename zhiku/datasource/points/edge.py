@@ -28,6 +28,7 @@ from zhiku.datasource.points.collection import (
     DOCUMENT_KEY,
     ENABLED_KEY,
     MAX_FACET_VALUES,
+    SUMMARY_KEY,
     PointData,
     SparseValues,
     VectorSpec,
@@ -163,9 +164,10 @@ class EdgeCollection:
         exact: bool = False,
         hnsw_ef: int | None = None,
         scope: DocumentScope | None = None,
+        summaries: bool = False,
     ) -> list[tuple[str, float]]:
         must: list[Any] = [qe.FieldCondition(ENABLED_KEY, match=qe.MatchValue(1))]
-        must_not: list[Any] = []
+        must_not: list[Any] = [] if summaries else [qe.FieldCondition(SUMMARY_KEY, match=qe.MatchValue(1))]
         if scope is not None:
             in_scope = qe.FieldCondition(DOCUMENT_KEY, match=qe.MatchAny(sorted(scope.ids)))
             (must_not if scope.exclude else must).append(in_scope)

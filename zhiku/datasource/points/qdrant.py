@@ -23,6 +23,7 @@ from zhiku.datasource.points.collection import (
     DOCUMENT_KEY,
     ENABLED_KEY,
     MAX_FACET_VALUES,
+    SUMMARY_KEY,
     PointData,
     SparseValues,
     VectorSpec,
@@ -201,6 +202,7 @@ class ClientCollection:
         exact: bool = False,
         hnsw_ef: int | None = None,
         scope: DocumentScope | None = None,
+        summaries: bool = False,
     ) -> list[tuple[str, float]]:
         params = None if self.local else models.SearchParams(exact=exact, hnsw_ef=hnsw_ef)
         with self._guard("search"):
@@ -208,7 +210,7 @@ class ClientCollection:
                 self.collection,
                 query=self._vector(query),
                 using=self.spec.name,
-                query_filter=_search_filter(scope),
+                query_filter=_search_filter(scope, summaries),
                 search_params=params,
                 limit=limit,
                 with_payload=False,
@@ -271,15 +273,16 @@ class ClientCollection:
         self.close()
 
 
-def _search_filter(scope: DocumentScope | None) -> models.Filter:
-    """Enabled points, of the documents ``scope`` admits."""
-    enabled = models.FieldCondition(key=ENABLED_KEY, match=models.MatchValue(value=1))
-    if scope is None:
-        return models.Filter(must=[enabled])
-    in_scope = models.FieldCondition(key=DOCUMENT_KEY, match=models.MatchAny(any=sorted(scope.ids)))
-    if scope.exclude:
-        return models.Filter(must=[enabled], must_not=[in_scope])
-    return models.Filter(must=[enabled, in_scope])
+def _search_filter(scope: DocumentScope | None, summaries: bool) -> models.Filter:
+    """Enabled points, of the documents ``scope`` admits, summaries only if ``summaries``."""
+    must: list[models.Condition] = [models.FieldCondition(key=ENABLED_KEY, match=models.MatchValue(value=1))]
+    must_not: list[models.Condition] = (
+        [] if summaries else [models.FieldCondition(key=SUMMARY_KEY, match=models.MatchValue(value=1))]
+    )
+    if scope is not None:
+        in_scope = models.FieldCondition(key=DOCUMENT_KEY, match=models.MatchAny(any=sorted(scope.ids)))
+        (must_not if scope.exclude else must).append(in_scope)
+    return models.Filter(must=must, must_not=must_not or None)
 
 
 def _match(key: str, value: str | int) -> models.Filter:

@@ -18,6 +18,8 @@ class VectorRecord:
     vector: np.ndarray
     document_id: str
     enabled: bool = True
+    #: a segment's summary (summary index): searched only when summaries are asked for
+    summary: bool = False
 
 
 class VectorStore(SegmentStore[VectorRecord, np.ndarray], Protocol):

@@ -48,17 +48,17 @@ class DenseVectorStore(PointStore):
         ids = canonical_ids(r.id for r in records)
         self._collection.upsert(
             [
-                PointData(point_id, self._values(r.vector), base_payload(r.document_id, r.enabled))
+                PointData(point_id, self._values(r.vector), base_payload(r.document_id, r.enabled, r.summary))
                 for point_id, r in zip(ids, records, strict=True)
             ]
         )
 
     def search(
-        self, vector: np.ndarray, limit: int, scope: DocumentScope | None = None
+        self, vector: np.ndarray, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
     ) -> list[tuple[str, float]]:
         """``(segment_id, cosine)`` best first, enabled records (of documents in ``scope``) only."""
         if limit <= 0 or (scope is not None and scope.empty):
             return []
         return self._collection.search(
-            self._values(vector), limit, hnsw_ef=max(self.hnsw_ef, limit), scope=scope
+            self._values(vector), limit, hnsw_ef=max(self.hnsw_ef, limit), scope=scope, summaries=summaries
         )
