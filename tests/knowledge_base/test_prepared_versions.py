@@ -1,5 +1,5 @@
 """A version handed from a worker to the store owner keeps everything the write needs,
-parent-child children included (they are what the stores index)."""
+parent-child children and summaries included (they are what the stores index)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ def test_a_parent_child_version_survives_the_hand_over() -> None:
     parent = Segment(
         id="s1", document_id="d1", position=0, content="绿茶用八十度的水冲泡。乌龙茶用沸水。", tokens=20,
         hash="p", metadata={"page": 1}, children=[child],
+        summary=ChildChunk(id="m1", position=0, content="绿茶的冲泡水温", tokens=5, hash="m"),
     )
     plain = Segment(id="s2", document_id="d1", position=1, content="black tea", tokens=2, hash="q")
     version = DocumentVersion("d1", [parent, plain], [{"position": 3, "reason": "bad"}], "sha")

@@ -46,12 +46,21 @@ def _payload(version: DocumentVersion) -> dict[str, Any]:
 def _version(document_id: str, payload: dict[str, Any]) -> DocumentVersion:
     return DocumentVersion(
         document_id,
-        [
-            Segment(**{**segment, "children": [ChildChunk(**c) for c in segment.get("children") or []]})
-            for segment in payload["segments"]
-        ],
+        [_segment(segment) for segment in payload["segments"]],
         payload.get("failed_chunks") or [],
         payload.get("file_hash"),
+    )
+
+
+def _segment(stored: dict[str, Any]) -> Segment:
+    """A segment from its JSON form, its child chunks and summary rebuilt as ChildChunks."""
+    summary = stored.get("summary")
+    return Segment(
+        **{
+            **stored,
+            "children": [ChildChunk(**child) for child in stored.get("children") or []],
+            "summary": ChildChunk(**summary) if summary else None,
+        }
     )
 
 
