@@ -86,7 +86,8 @@ def queue_document(
 ) -> tuple[str, str]:
     """Queue a new document (``document_id`` None) or a new version of one — new content
     (``data``), or its stored upload again under a new rule — counted against the caller's
-    queue quota; returns the document id and the batch to poll. The workers are woken."""
+    queue quota; returns the document id and the batch to poll. Call :func:`wake_workers` once
+    the answer is built, so the answer shows the document ``waiting``, not already running."""
     _admit()
     batch = new_batch()
     queue = context().queue
@@ -106,7 +107,6 @@ def queue_document(
             process_rule=process_rule,
         )
     context().quota.record(_quota_key(), [document_id])
-    _wake()
     return document_id, batch
 
 
@@ -123,7 +123,9 @@ def _index(
     document_id, batch = queue_document(
         dataset, document_id, name=name, data=data, file_name=file_name, process_rule=process_rule
     )
-    return jsonify({"document": document_json(dataset, document_id), "batch": batch})
+    response = jsonify({"document": document_json(dataset, document_id), "batch": batch})
+    wake_workers()
+    return response
 
 
 def _index_file(
@@ -140,7 +142,7 @@ def _index_file(
     )
 
 
-def _wake() -> None:
+def wake_workers() -> None:
     workers = context().workers
     if workers is not None:
         workers.wake()
@@ -323,7 +325,7 @@ def retry_documents(dataset: Dataset, document_ids: list[str]) -> str:
     batch = new_batch()
     context().queue.retry(dataset.id, document_ids, batch)
     context().quota.record(_quota_key(), list(document_ids))
-    _wake()
+    wake_workers()
     return batch
 
 
@@ -346,5 +348,5 @@ def pause(dataset_id: str, document_id: str) -> Response:
 )
 def resume(dataset_id: str, document_id: str) -> Response:
     context().queue.resume(visible_dataset(dataset_id).id, document_id)
-    _wake()
+    wake_workers()
     return jsonify({"result": "success"})

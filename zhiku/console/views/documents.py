@@ -21,6 +21,7 @@ from zhiku.api.views.documents import (
     remove_document,
     retry_documents,
     set_documents_status,
+    wake_workers,
 )
 from zhiku.console import forms
 from zhiku.console.blueprint import console, wants_json
@@ -104,6 +105,7 @@ def upload(dataset_id: str) -> ResponseReturnValue:
             dataset, None, name=name, data=item.data, file_name=name, process_rule=None
         )
         queued.append({"id": document_id, "name": name, "batch": batch})
+    wake_workers()
     if wants_json():
         return jsonify({"documents": queued})
     return redirect(url_for("console.documents", dataset_id=dataset.id))
