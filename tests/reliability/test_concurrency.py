@@ -122,7 +122,9 @@ def _ingester(ds: Dataset, log: Log, number: int, files: list[Path]) -> Callable
             assert info.status == "completed", (info.name, info.error)
             log.add(Op("ingest", info.id, None, started, time.monotonic(), info.segment_count))
             with log.lock:
-                log.ready[info.id] = info.segment_count
+                # a file ingested twice is skipped as a duplicate: the first count stands (edits
+                # since then are in the log already)
+                log.ready.setdefault(info.id, info.segment_count)
                 log.markers.append(marker)
 
     return work
