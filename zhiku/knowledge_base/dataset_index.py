@@ -50,6 +50,7 @@ from zhiku.core.document_status import DocumentStatus
 from zhiku.core.documents import ChildChunk, Segment
 from zhiku.core.errors import ConfigError, StoreError, ZhikuError
 from zhiku.core.scope import DocumentScope
+from zhiku.core.sections import section_of
 from zhiku.datasource.fulltext import open_fulltext_store
 from zhiku.datasource.fulltext.base import FullTextStore, TextRecord
 from zhiku.datasource.keyword import KeywordExtractor, KeywordStore
@@ -76,13 +77,15 @@ _CHILDREN = SegmentRow.metadata.tables[ChildChunkRow.__tablename__]
 
 @dataclass(frozen=True)
 class _Point:
-    """What one store point indexes: a segment without children, or a child chunk (``parent``)."""
+    """What one store point indexes: a segment without children, or a child chunk (``parent``);
+    ``section`` is its segment's heading path (a child's is its parent's)."""
 
     id: str
     document_id: str
     content: str
     enabled: bool
     parent: str | None = None
+    section: str | None = None
 
 
 def _points_of(segments: Sequence[Segment]) -> list[_Point]:
@@ -90,12 +93,14 @@ def _points_of(segments: Sequence[Segment]) -> list[_Point]:
     store flag is on only if it and its parent are enabled (never stricter than the rows)."""
     points: list[_Point] = []
     for s in segments:
+        section = section_of(s.metadata)
         if s.children:
             points.extend(
-                _Point(c.id, s.document_id, c.content, c.enabled and s.enabled, s.id) for c in s.children
+                _Point(c.id, s.document_id, c.content, c.enabled and s.enabled, s.id, section)
+                for c in s.children
             )
         else:
-            points.append(_Point(s.id, s.document_id, s.content, s.enabled))
+            points.append(_Point(s.id, s.document_id, s.content, s.enabled, section=section))
     return points
 
 
@@ -372,7 +377,11 @@ class DatasetIndex:
             self.vector.upsert(
                 [
                     VectorRecord(
-                        id=s.id, vector=vectors[start + i], document_id=s.document_id, enabled=s.enabled
+                        id=s.id,
+                        vector=vectors[start + i],
+                        document_id=s.document_id,
+                        enabled=s.enabled,
+                        section=s.section,
                     )
                     for i, s in enumerate(part)
                 ]
@@ -384,6 +393,7 @@ class DatasetIndex:
                         tokens=list(token_lists[start + i]),
                         document_id=s.document_id,
                         enabled=s.enabled,
+                        section=s.section,
                     )
                     for i, s in enumerate(part)
                 ]

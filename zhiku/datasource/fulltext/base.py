@@ -11,12 +11,13 @@ from zhiku.datasource.points.base import SegmentStore
 
 @dataclass
 class TextRecord:
-    """One segment's tokens (already tokenized by the dataset's tokenizer)."""
+    """One segment's tokens (already tokenized by the dataset's tokenizer) and its heading path."""
 
     id: str
     tokens: list[str]
     document_id: str
     enabled: bool = True
+    section: str | None = None
 
 
 class FullTextStore(SegmentStore[TextRecord, Sequence[str]], Protocol):

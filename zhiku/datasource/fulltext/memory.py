@@ -43,7 +43,7 @@ class RankBM25Store:
         with self._lock:
             for record in records:
                 self._records[record.id] = TextRecord(
-                    record.id, list(record.tokens), record.document_id, record.enabled
+                    record.id, list(record.tokens), record.document_id, record.enabled, record.section
                 )
             self._index = None
 
@@ -98,7 +98,7 @@ class RankBM25Store:
             for p in {p for token in set(query_tokens) for p in index.postings.get(token, ())}
             if (record := records.get(index.ids[p])) is not None
             and record.enabled
-            and (scope is None or scope.admits(record.document_id))
+            and (scope is None or scope.admits(record.document_id, record.section))
         )
         if not candidates:
             return []

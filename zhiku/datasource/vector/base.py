@@ -12,12 +12,14 @@ from zhiku.datasource.points.base import SegmentStore
 
 @dataclass
 class VectorRecord:
-    """One segment's embedding. ``id`` is the segment id (a UUID string)."""
+    """One segment's embedding. ``id`` is the segment id (a UUID string); ``section`` its heading
+    path, if it has one."""
 
     id: str
     vector: np.ndarray
     document_id: str
     enabled: bool = True
+    section: str | None = None
 
 
 class VectorStore(SegmentStore[VectorRecord, np.ndarray], Protocol):

@@ -48,7 +48,7 @@ class DenseVectorStore(PointStore):
         ids = canonical_ids(r.id for r in records)
         self._collection.upsert(
             [
-                PointData(point_id, self._values(r.vector), base_payload(r.document_id, r.enabled))
+                PointData(point_id, self._values(r.vector), base_payload(r.document_id, r.enabled, r.section))
                 for point_id, r in zip(ids, records, strict=True)
             ]
         )
