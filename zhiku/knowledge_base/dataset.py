@@ -537,7 +537,7 @@ class Dataset:
     def sections(self) -> list[SectionInfo]:
         """The dataset's sections (heading paths) with their segment counts and descriptions;
         ``search(..., section=name)`` restricts a search to one and the sections under it."""
-        return DatasetSections(self._context.sessions, self.id).list()
+        return DatasetSections(self._context.sessions, self.id).all()
 
     def describe_section(self, name: str, description: str | None) -> SectionInfo:
         """Set the description of section ``name`` (None or blank removes it): what an answer's

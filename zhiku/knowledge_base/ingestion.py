@@ -241,7 +241,7 @@ class Ingestion:
             return None
         if embed:  # cached batch by batch, so the write finds them all and a stop loses one batch
             # what the stores index: a parent's children, else the segment itself
-            texts = [item.content for s in outcome.segments for item in (s.children or [s])]
+            texts = [item.content for s in outcome.segments for item in (s.children if s.children else [s])]
             self._context.embedding(self._dataset_id).embed_documents(texts, on_progress=self._on_embedded)
         return version
 

@@ -38,7 +38,7 @@ class DatasetSections:
         self._sessions = sessions
         self.dataset_id = dataset_id
 
-    def list(self) -> list[SectionInfo]:
+    def all(self) -> list[SectionInfo]:
         """Every section with segments (their count, sections under it not included) or with a
         description (count 0 until a document gives it segments), sorted by path."""
         path = cast(SegmentRow.seg_metadata[SECTION_KEY].as_string(), String)
@@ -81,7 +81,7 @@ class DatasetSections:
             if len(stored) > MAX_SECTIONS:
                 raise InvalidInput(f"name: a dataset describes at most {MAX_SECTIONS} sections")
             row.section_descriptions = stored
-        counts = {s.name: s.segment_count for s in self.list() if s.name in cleaned}
+        counts = {s.name: s.segment_count for s in self.all() if s.name in cleaned}
         return [SectionInfo(path, counts.get(path, 0), d) for path, d in cleaned.items()]
 
     def _dataset(self, session: Session, *, lock: bool = False) -> DatasetRow:

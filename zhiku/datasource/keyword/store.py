@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Column, Select, String, Table, case, cast, delete, func, insert, or_, select
 from sqlalchemy.orm import Session, sessionmaker
@@ -105,7 +106,7 @@ class KeywordStore:
         words = sorted(set(self.tokenizer.tokenize(query)))
         if not words or (scope is not None and scope.empty):
             return []
-        postings, point_id, points = self._layout.postings.c, self._layout.point_id, self._layout.points.c
+        postings, point_id = self._layout.postings.c, self._layout.point_id
         query_idf = case({word: idf(word) for word in words}, value=postings.keyword)
         score = func.sum(postings.weight * query_idf).label("score")
         statement = (
@@ -121,7 +122,7 @@ class KeywordStore:
             ).all()
         return [(segment_id, float(value)) for segment_id, value in rows]
 
-    def _scoped(self, statement: Select[tuple[str, float]], scope: DocumentScope) -> Select[tuple[str, float]]:
+    def _scoped(self, statement: Select[str, Any], scope: DocumentScope) -> Select[str, Any]:
         """``statement`` joined to the points and kept to the documents and section of ``scope``."""
         layout, points = self._layout, self._layout.points.c
         statement = statement.join(layout.points, points.id == layout.point_id)

@@ -45,8 +45,8 @@ _TEMP_SEGMENTS = "temp_segments"
 class EdgeCollection:
     """One qdrant-edge shard directory holding one named vector.
 
-    ``integer_indexes`` are payload keys that get an integer index (``enabled``,
-    ``document_id`` and ``sections`` are always indexed). For sparse vectors, ``optimize`` also vacuums deleted
+    ``integer_indexes`` are payload keys that get an integer index (``enabled``, ``document_id``
+    and ``sections`` are always indexed). For sparse vectors, ``optimize`` also vacuums deleted
     points, which Qdrant's IDF statistics keep counting until then.
 
     ``index_threshold_kb`` (dense only): segments smaller than this are searched exactly and get

@@ -25,7 +25,9 @@ def upgrade() -> None:
     # a database made from the models before migrations existed already has it (see 0001)
     if "section_descriptions" not in columns:
         with op.batch_alter_table("datasets") as batch:
-            batch.add_column(sa.Column("section_descriptions", sa.JSON(), nullable=False, server_default="{}"))
+            batch.add_column(
+                sa.Column("section_descriptions", sa.JSON(), nullable=False, server_default="{}")
+            )
 
 
 def downgrade() -> None:
