@@ -542,7 +542,11 @@ class Dataset:
     def describe_section(self, name: str, description: str | None) -> SectionInfo:
         """Set the description of section ``name`` (None or blank removes it): what an answer's
         intent step reads to choose a section."""
-        return DatasetSections(self._context.sessions, self.id).describe(name, description)
+        return self.describe_sections({name: description})[0]
+
+    def describe_sections(self, descriptions: dict[str, str | None]) -> list[SectionInfo]:
+        """:meth:`describe_section` for several sections, all or none."""
+        return DatasetSections(self._context.sessions, self.id).describe_many(descriptions)
 
     @property
     def metadata(self) -> DatasetMetadata:

@@ -55,13 +55,9 @@ class DatasetSections:
         names = sorted(set(counts) | set(descriptions))[:MAX_SECTIONS]
         return [SectionInfo(name, counts.get(name, 0), descriptions.get(name)) for name in names]
 
-    def describe(self, name: str, description: str | None) -> SectionInfo:
-        """Set (or, with None or blank, remove) the description of section ``name``. InvalidInput
-        names ``name`` or ``description`` when either is malformed."""
-        return self.describe_many({name: description})[0]
-
     def describe_many(self, descriptions: dict[str, str | None]) -> list[SectionInfo]:
-        """:meth:`describe` for several sections, all or none."""
+        """Set (or, with None or blank, remove) the descriptions of these sections, all or none.
+        InvalidInput names ``name`` or ``description`` when one is malformed."""
         cleaned: dict[str, str | None] = {}
         for name, description in descriptions.items():
             path = normalize_section(name, "name")
