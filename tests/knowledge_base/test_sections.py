@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.fixtures.make_files import make_docx
 from zhiku import KnowledgeBase
 from zhiku.core.errors import InvalidInput
 from zhiku.extractors.markdown import MarkdownExtractor
@@ -79,6 +81,19 @@ def test_a_segment_without_headings_has_no_section(kb: KnowledgeBase) -> None:
     assert sections["Text before any heading."] is None
     assert sections["# Later\n\nUnder a heading."] == "Later"
     assert [s.name for s in ds.sections()] == ["Later"]
+
+
+def test_docx_headings_become_sections(kb: KnowledgeBase, tmp_path: Path) -> None:
+    path = make_docx(
+        tmp_path / "rules.docx",
+        sections=[("Shipping", ["Orders ship the same day."]), ("Returns", ["Returns take a week."])],
+    )
+    ds = kb.create_dataset("rules")
+    (doc,) = ds.add_files([path])
+    assert doc.status == "completed", doc.error
+    assert {s.name: s.segment_count for s in ds.sections()} == {"Returns": 1, "Shipping": 1}
+    hits = ds.search("how long does it take", section="Returns")
+    assert [h.content for h in hits] == ["# Returns\n\nReturns take a week."]
 
 
 def test_the_dataset_lists_its_sections_with_counts(handbook: Dataset) -> None:
