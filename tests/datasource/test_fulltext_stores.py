@@ -165,3 +165,25 @@ def test_a_document_scope_is_applied_inside_the_search(store: FullTextStore) -> 
     assert [s for s, _ in store.search(["apple"], 5, DocumentScope(frozenset({"doc-1"}), exclude=True))] == []
     assert [s for s, _ in store.search(["tree"], 5, DocumentScope(frozenset({"doc-1"}), exclude=True))] == [C]
     assert store.search(["tree"], 5, DocumentScope(frozenset())) == []
+
+
+def test_a_section_scope_is_applied_inside_the_search(opener: Opener) -> None:
+    store = opener()
+    store.upsert(
+        [
+            TextRecord(A, ["tea", "tea", "tea"], "doc-1", section="Guide > Brew"),
+            TextRecord(B, ["tea", "tea"], "doc-1", section="Guide > Brew > Cold"),
+            TextRecord(C, ["tea"], "doc-2", section="Guide > Brewing"),
+            TextRecord(D, ["tea", "leaf"], "doc-2"),
+        ]
+    )
+
+    def found(scope: DocumentScope, limit: int = 5) -> set[str]:
+        return {s for s, _ in store.search(["tea"], limit, scope)}
+
+    # limit 1: a restriction applied after the search would find A and drop it
+    assert found(DocumentScope.of_section("Guide > Brew > Cold"), 1) == {B}
+    assert found(DocumentScope.of_section("Guide > Brew")) == {A, B}  # not "Guide > Brewing"
+    assert found(DocumentScope.of_section("Guide")) == {A, B, C}
+    assert found(DocumentScope(frozenset({"doc-2"}), section="Guide")) == {C}
+    assert found(DocumentScope(frozenset(), exclude=True)) == {A, B, C, D}

@@ -223,3 +223,30 @@ def test_a_document_scope_is_applied_inside_the_search(opener: Opener) -> None:
     excluded = store.search(query, 5, DocumentScope(frozenset({"doc-1"}), exclude=True))
     assert [i for i, _ in excluded] == [B, C]
     assert store.search(query, 5, DocumentScope(frozenset())) == []
+
+
+def test_a_section_scope_is_applied_inside_the_search(opener: Opener) -> None:
+    UNSECTIONED = str(uuid.UUID(int=5))  # noqa: N806 - named like the other ids
+    store = opener()
+    store.upsert(
+        [
+            VectorRecord(A, unit(1, 0), "doc-1", section="Guide > Install"),
+            VectorRecord(B, unit(1, 0.1), "doc-1", section="Guide > Install > Linux"),
+            VectorRecord(C, unit(1, 0.2), "doc-2", section="Guide"),
+            VectorRecord(D, unit(1, 0.3), "doc-2", section="Guide > Installer"),
+            VectorRecord(UNSECTIONED, unit(1, 0.05), "doc-2"),
+        ]
+    )
+    query = unit(1, 0)
+
+    def found(scope: DocumentScope, limit: int = 5) -> list[str]:
+        return [i for i, _ in store.search(query, limit, scope)]
+
+    # limit 1: a restriction applied after the search would find A and drop it
+    assert found(DocumentScope.of_section("Guide > Install > Linux"), 1) == [B]
+    assert found(DocumentScope.of_section("Guide > Install")) == [A, B]  # not "Guide > Installer"
+    assert found(DocumentScope.of_section("Guide")) == [A, B, C, D]
+    assert found(DocumentScope(frozenset({"doc-2"}), section="Guide")) == [C, D]
+    assert found(DocumentScope(frozenset({"doc-2"}), exclude=True, section="Guide")) == [A, B]
+    assert found(DocumentScope.of_section("Install")) == []
+    assert len(found(DocumentScope(frozenset(), exclude=True))) == 5  # points without a section too

@@ -1,7 +1,8 @@
-"""``zhiku dataset``: create, list, show, update and delete datasets."""
+"""``zhiku dataset``: create, list, show, update and delete datasets, and list their sections."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -128,6 +129,35 @@ def dataset_show(ctx: click.Context, name: str, as_json: bool) -> None:
         for doc in ds.documents():
             line = f"  {doc.status:9} {doc.segment_count:5} seg  {doc.name}"
             click.echo(line + (f"  — {doc.error}" if doc.error else ""))
+
+
+@dataset.command("sections")
+@click.argument("name")
+@click.option(
+    "--describe",
+    nargs=2,
+    multiple=True,
+    metavar="SECTION DESCRIPTION",
+    help="Set a section's description first ('' removes it); repeatable.",
+)
+@json_option
+@click.pass_context
+def dataset_sections(
+    ctx: click.Context, name: str, describe: tuple[tuple[str, str], ...], as_json: bool
+) -> None:
+    """List a dataset's sections (heading paths) with segment counts and descriptions."""
+    with open_knowledge_base(ctx) as kb:
+        ds = kb.dataset(name)
+        if describe:
+            ds.describe_sections({section: text or None for section, text in describe})
+        sections = ds.sections()
+    if as_json:
+        print_json({"sections": [dataclasses.asdict(s) for s in sections]})
+        return
+    if not sections:
+        click.echo("no sections (documents with headings give their segments one)")
+    for s in sections:
+        click.echo(f"{s.segment_count:5} seg  {s.name}" + (f"  — {s.description}" if s.description else ""))
 
 
 @dataset.command("update")

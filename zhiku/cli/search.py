@@ -27,6 +27,11 @@ from zhiku.core.documents import Hit
     help="Override the dataset's search method (one dataset only).",
 )
 @click.option("--top-k", type=int, default=None)
+@click.option(
+    "--section",
+    default=None,
+    help="Only this section (a heading path, 'Guide > Install') and those under it (one dataset only).",
+)
 @click.option("--routing", type=click.Choice(["single", "multiple"]), default="multiple")
 @click.option("--router", type=click.Choice(["embedding", "function_call", "react"]), default="embedding")
 @click.option("--merge", type=click.Choice(["weighted", "reranking_model", "rrf"]), default="weighted")
@@ -38,6 +43,7 @@ def search(
     dataset_names: tuple[str, ...],
     method: str | None,
     top_k: int | None,
+    section: str | None,
     routing: str,
     router: str,
     merge: str,
@@ -49,6 +55,10 @@ def search(
         override["search_method"] = SEARCH_METHODS[method]
     if top_k:
         override["top_k"] = top_k
+    if section is not None:
+        override["section"] = section
+    if len(dataset_names) != 1 and section is not None:
+        raise click.BadParameter("--section applies to one dataset (give one --dataset)")
     if len(dataset_names) > 1 and method:
         raise click.BadParameter("--method applies to one dataset; routing uses each dataset's own")
     server = running_server(ctx.obj["home"])

@@ -39,7 +39,9 @@ def build_assistant(
 
     def search(plan: QueryPlan, datasets: Sequence[str] | None) -> list[Hit]:
         semantic = plan.semantic_query if plan.hyde else None
-        return retrieve(plan.search_query, datasets=datasets, semantic_query=semantic).hits
+        return retrieve(
+            plan.search_query, datasets=datasets, semantic_query=semantic, section=plan.section
+        ).hits
 
     chat = optional_chat(chat_model)
     return Assistant(

@@ -39,6 +39,7 @@ from zhiku.knowledge_base.metadata import DatasetMetadata
 from zhiku.knowledge_base.pipeline import Pipeline, PipelineSpec
 from zhiku.knowledge_base.qa_import import read_qa_csv
 from zhiku.knowledge_base.records import DocumentInfo, child_of, segment_of
+from zhiku.knowledge_base.sections import DatasetSections, SectionInfo
 from zhiku.knowledge_base.segments import SegmentEditor
 from zhiku.providers.llm import ChatModel
 
@@ -496,7 +497,8 @@ class Dataset:
 
         ``ds.search("...", search_method="full_text_search", top_k=10)``; ``filter`` keeps only
         documents whose metadata pass it (Dify's ``metadata_filtering_conditions`` shape:
-        ``{"logical_operator": "and", "conditions": [{"name", "comparison_operator", "value"}]}``).
+        ``{"logical_operator": "and", "conditions": [{"name", "comparison_operator", "value"}]}``);
+        ``section="Guide > Install"`` keeps only segments in that section or one under it.
         """
         if filter is not None:
             override["metadata_filter"] = filter
@@ -526,7 +528,8 @@ class Dataset:
         )
 
     def _scope(self, query: str, config: RetrievalConfig) -> DocumentScope | None:
-        """The documents a search may return: the manual filter's and the automatic one's."""
+        """What a search may return: the documents the manual filter and the automatic one keep,
+        in the config's section."""
         metadata = self.metadata
         scope = metadata.scope(config.metadata_filter) if config.metadata_filter else None
         if config.metadata_filtering_mode == "automatic":
@@ -534,6 +537,9 @@ class Dataset:
             automatic = metadata.scope(written) if written is not None else None
             if automatic is not None:
                 scope = automatic if scope is None else scope.intersect(automatic)
+        if config.section is not None:
+            in_section = DocumentScope.of_section(config.section)
+            scope = in_section if scope is None else scope.intersect(in_section)
         return scope
 
     def count_hits(self, segment_ids: Sequence[str]) -> None:
@@ -547,6 +553,20 @@ class Dataset:
                     .where(SegmentRow.id.in_(ids), SegmentRow.dataset_id == self.id)
                     .values(hit_count=SegmentRow.hit_count + 1)
                 )
+
+    def sections(self) -> list[SectionInfo]:
+        """The dataset's sections (heading paths) with their segment counts and descriptions;
+        ``search(..., section=name)`` restricts a search to one and the sections under it."""
+        return DatasetSections(self._context.sessions, self.id).all()
+
+    def describe_section(self, name: str, description: str | None) -> SectionInfo:
+        """Set the description of section ``name`` (None or blank removes it): what an answer's
+        intent step reads to choose a section."""
+        return self.describe_sections({name: description})[0]
+
+    def describe_sections(self, descriptions: dict[str, str | None]) -> list[SectionInfo]:
+        """:meth:`describe_section` for several sections, all or none."""
+        return DatasetSections(self._context.sessions, self.id).describe_many(descriptions)
 
     @property
     def metadata(self) -> DatasetMetadata:

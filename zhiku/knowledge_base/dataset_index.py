@@ -54,6 +54,7 @@ from zhiku.core.document_status import DocumentStatus
 from zhiku.core.documents import ChildChunk, Segment
 from zhiku.core.errors import ConfigError, StoreError, ZhikuError
 from zhiku.core.scope import DocumentScope
+from zhiku.core.sections import section_of
 from zhiku.datasource.fulltext import open_fulltext_store
 from zhiku.datasource.fulltext.base import FullTextStore, TextRecord
 from zhiku.datasource.keyword import KeywordExtractor, KeywordStore
@@ -82,7 +83,8 @@ _CHILDREN = SegmentRow.metadata.tables[ChildChunkRow.__tablename__]
 @dataclass(frozen=True)
 class _Point:
     """What one store point indexes: a segment without children, or a child chunk or summary
-    of the segment ``parent``."""
+    of the segment ``parent``; ``section`` is its segment's heading path (a child's or summary's
+    is its segment's)."""
 
     id: str
     document_id: str
@@ -90,6 +92,7 @@ class _Point:
     enabled: bool
     parent: str | None = None
     summary: bool = False
+    section: str | None = None
 
 
 def _points_of(segments: Sequence[Segment]) -> list[_Point]:
@@ -98,16 +101,26 @@ def _points_of(segments: Sequence[Segment]) -> list[_Point]:
     are enabled (never stricter than the rows)."""
     points: list[_Point] = []
     for s in segments:
+        section = section_of(s.metadata)
         if s.children:
             points.extend(
-                _Point(c.id, s.document_id, c.content, c.enabled and s.enabled, s.id) for c in s.children
+                _Point(c.id, s.document_id, c.content, c.enabled and s.enabled, s.id, section=section)
+                for c in s.children
             )
         else:
-            points.append(_Point(s.id, s.document_id, s.content, s.enabled))
+            points.append(_Point(s.id, s.document_id, s.content, s.enabled, section=section))
         if s.summary is not None:
             summary = s.summary
             points.append(
-                _Point(summary.id, s.document_id, summary.content, summary.enabled and s.enabled, s.id, True)
+                _Point(
+                    summary.id,
+                    s.document_id,
+                    summary.content,
+                    summary.enabled and s.enabled,
+                    s.id,
+                    summary=True,
+                    section=section,
+                )
             )
     return points
 
@@ -418,6 +431,7 @@ class DatasetIndex:
                         document_id=s.document_id,
                         enabled=s.enabled,
                         summary=s.summary,
+                        section=s.section,
                     )
                     for i, s in enumerate(part)
                 ]
@@ -430,6 +444,7 @@ class DatasetIndex:
                         document_id=s.document_id,
                         enabled=s.enabled,
                         summary=s.summary,
+                        section=s.section,
                     )
                     for i, s in enumerate(part)
                 ]

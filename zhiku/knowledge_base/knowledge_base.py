@@ -213,8 +213,10 @@ class KnowledgeBase:
         score_threshold: float | None = None,
         merge: Merge = "weighted",
         semantic_query: str | None = None,
+        section: str | None = None,
     ) -> RetrievalResult:
-        """Ask several datasets (names or ids; default: all) one question.
+        """Ask several datasets (names or ids; default: all) one question; ``section`` keeps each
+        dataset's search to that section (a heading path) and the sections under it.
 
         ``routing="single"``: ``router`` (``embedding``, offline; ``function_call`` or ``react``,
         through the configured chat model) picks one dataset, searched with its own config.
@@ -231,6 +233,7 @@ class KnowledgeBase:
             score_threshold=score_threshold,
             merge_by=merge,
             semantic_query=semantic_query,
+            section=section,
         )
 
     def search(self, query: str, **options: Any) -> list[Hit]:

@@ -80,8 +80,10 @@ class RoutedRetrieval:
         score_threshold: float | None = None,
         merge_by: Merge = "weighted",
         semantic_query: str | None = None,
+        section: str | None = None,
     ) -> RetrievalResult:
-        """``semantic_query`` (a HyDE passage) drives semantic search in place of ``query``.
+        """``semantic_query`` (a HyDE passage) drives semantic search in place of ``query``;
+        ``section`` restricts every dataset's search to that section and those under it.
 
         ``single``: the router picks one dataset, searched with its own config (``top_k`` and
         ``score_threshold`` override it when given). ``multiple``: every dataset is searched with
@@ -89,9 +91,9 @@ class RoutedRetrieval:
         then ``score_threshold`` applies to the merged score and ``top_k`` (default: the largest
         of the datasets' own) cuts."""
         if routing == "single":
-            return self._single(query, targets, router, top_k, score_threshold, semantic_query)
+            return self._single(query, targets, router, top_k, score_threshold, semantic_query, section)
         if routing == "multiple":
-            return self._multiple(query, targets, top_k, score_threshold, merge_by, semantic_query)
+            return self._multiple(query, targets, top_k, score_threshold, merge_by, semantic_query, section)
         raise ConfigError(f"unknown routing {routing!r}; use 'single' or 'multiple'")
 
     def _single(
@@ -102,6 +104,7 @@ class RoutedRetrieval:
         top_k: int | None,
         score_threshold: float | None,
         semantic_query: str | None,
+        section: str | None,
     ) -> RetrievalResult:
         chosen_router = self.router(router_name)
         profiles = self._profiles.profiles([target.id for target in targets])
@@ -110,7 +113,7 @@ class RoutedRetrieval:
             note = decision.note if decision else "empty query"
             return RetrievalResult([], [], "single", router=router_name, note=note)
         target = next(t for t in targets if t.id == decision.dataset_id)
-        override: dict[str, object] = {}
+        override: dict[str, object] = {"section": section} if section is not None else {}
         if top_k is not None:
             override["top_k"] = top_k
         if score_threshold is not None:
@@ -126,6 +129,7 @@ class RoutedRetrieval:
         score_threshold: float | None,
         merge_by: Merge,
         semantic_query: str | None,
+        section: str | None,
     ) -> RetrievalResult:
         ids = [target.id for target in targets]
         if not targets or not query.strip():
@@ -139,7 +143,7 @@ class RoutedRetrieval:
             target.id: self._pool.submit(
                 target.search_with,
                 query,
-                configs[target.id].merged({"top_k": k}),
+                configs[target.id].merged({"top_k": k} | ({"section": section} if section else {})),
                 semantic_query=semantic_query,
             )
             for target in targets

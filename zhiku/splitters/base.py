@@ -7,6 +7,7 @@ from typing import NamedTuple, Protocol
 
 from zhiku.core.documents import Chunk, Document
 from zhiku.core.errors import ConfigError
+from zhiku.core.sections import SECTION_KEY, section_path
 
 __all__ = ["SplitText", "TextSplitter", "chunk_documents", "check_sizes"]
 
@@ -18,7 +19,8 @@ class TextSplitter(Protocol):
         """Chunks of all ``documents`` in order.
 
         ``Chunk.position`` is 0-based across the whole list; ``Chunk.metadata`` is a copy of its
-        document's metadata; ``Chunk.tokens`` is the splitter's length function on the content.
+        document's metadata, with ``section`` (the heading path) when the document has
+        ``headings``; ``Chunk.tokens`` is the splitter's length function on the content.
         """
         ...
 
@@ -34,12 +36,17 @@ class SplitText(NamedTuple):
 def chunk_documents(documents: list[Document], split_text: Callable[[str], list[SplitText]]) -> list[Chunk]:
     """Number the pieces ``split_text`` makes of each document and give them its metadata.
 
-    A piece flagged ``oversized`` gets ``metadata["oversized"] = True``.
+    A piece flagged ``oversized`` gets ``metadata["oversized"] = True``; a document with
+    ``headings`` gives its pieces ``metadata["section"]``, the headings joined into one path,
+    which search can be restricted to (:mod:`zhiku.core.sections`).
     """
     chunks: list[Chunk] = []
     for document in documents:
+        section = section_path(document.metadata.get("headings"))
         for piece in split_text(document.text):
             metadata = dict(document.metadata)
+            if section is not None:
+                metadata[SECTION_KEY] = section
             if piece.oversized:
                 metadata["oversized"] = True
             chunks.append(

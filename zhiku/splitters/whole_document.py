@@ -15,7 +15,7 @@ from zhiku.splitters.recursive import RecursiveSplitter
 FULL_DOC_MAX_TOKENS = 10_000
 
 #: Per-part metadata that no longer describes a joined whole.
-_PART_KEYS = ("page", "headings", "title")
+_PART_KEYS = ("page", "headings", "section", "title")
 
 
 class WholeDocumentSplitter:

@@ -56,6 +56,8 @@ class DatasetRow(Base):
     #: the dataset's metadata fields, ``[{"id", "name", "type"}]`` (see zhiku.core.metadata)
     metadata_fields: Mapped[list[Any]] = mapped_column(JSON, default=list, server_default="[]")
     builtin_metadata: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: descriptions of sections (heading paths) by path, written by users (see zhiku.core.sections)
+    section_descriptions: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

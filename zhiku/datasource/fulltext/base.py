@@ -11,7 +11,7 @@ from zhiku.datasource.points.base import SegmentStore
 
 @dataclass
 class TextRecord:
-    """One segment's tokens (already tokenized by the dataset's tokenizer)."""
+    """One segment's tokens (already tokenized by the dataset's tokenizer) and its heading path."""
 
     id: str
     tokens: list[str]
@@ -19,6 +19,7 @@ class TextRecord:
     enabled: bool = True
     #: a segment's summary (summary index): searched only when summaries are asked for
     summary: bool = False
+    section: str | None = None
 
 
 class FullTextStore(SegmentStore[TextRecord, Sequence[str]], Protocol):

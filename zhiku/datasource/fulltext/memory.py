@@ -43,7 +43,12 @@ class RankBM25Store:
         with self._lock:
             for record in records:
                 self._records[record.id] = TextRecord(
-                    record.id, list(record.tokens), record.document_id, record.enabled, record.summary
+                    record.id,
+                    list(record.tokens),
+                    record.document_id,
+                    record.enabled,
+                    record.summary,
+                    record.section,
                 )
             self._index = None
 
@@ -104,7 +109,7 @@ class RankBM25Store:
             if (record := records.get(index.ids[p])) is not None
             and record.enabled
             and (summaries or not record.summary)
-            and (scope is None or scope.admits(record.document_id))
+            and (scope is None or scope.admits(record.document_id, record.section))
         )
         if not candidates:
             return []

@@ -131,7 +131,7 @@ class SparseBM25Store(PointStore):
                     point_id,
                     bm25_math.term_counts(r.tokens),
                     len(r.tokens),
-                    base_payload(r.document_id, r.enabled, r.summary),
+                    base_payload(r.document_id, r.enabled, summary=r.summary, section=r.section),
                 )
                 for point_id, r in latest.items()
             ]

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import Column, Table, case, delete, func, insert, select
+from sqlalchemy import Column, Select, String, Table, case, cast, delete, func, insert, or_, select
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.sql.elements import ColumnElement
 
 from zhiku.core.db.models import (
     CHILD_KIND,
@@ -22,6 +24,7 @@ from zhiku.core.db.models import (
     SegmentRow,
 )
 from zhiku.core.scope import DocumentScope
+from zhiku.core.sections import SECTION_KEY, SEPARATOR
 from zhiku.datasource.keyword.extraction import idf
 from zhiku.datasource.tokenizer import Tokenizer
 
@@ -30,6 +33,8 @@ from zhiku.datasource.tokenizer import Tokenizer
 class PostingsLayout:
     """Where a keyword store's postings live: the postings table (its point id column, keyword,
     dataset_id, weight) and the table of the points, whose ``document_id`` a scope filters on.
+    ``parent_column`` names the points' segment column when the points are child chunks (their
+    section is their segment's).
 
     Tables, not mapped classes: inserts are a Core executemany, without the ORM's per-row
     bookkeeping of a bulk insert (about a quarter of the time of writing postings).
@@ -38,6 +43,7 @@ class PostingsLayout:
     postings: Table
     point_column: str
     points: Table
+    parent_column: str | None = None
 
     @property
     def point_id(self) -> Column[str]:
@@ -51,7 +57,17 @@ def _table(row: type[object]) -> Table:
 #: Segments are the points (paragraph and Q&A datasets).
 SEGMENT_POSTINGS = PostingsLayout(_table(KeywordPostingRow), "segment_id", _table(SegmentRow))
 #: Child chunks are the points (parent-child datasets).
-CHILD_POSTINGS = PostingsLayout(_table(ChildKeywordPostingRow), "child_id", _table(ChildChunkRow))
+CHILD_POSTINGS = PostingsLayout(
+    _table(ChildKeywordPostingRow), "child_id", _table(ChildChunkRow), parent_column="segment_id"
+)
+_SEGMENTS = _table(SegmentRow)
+
+
+def in_section(seg_metadata: Column[object], section: str) -> ColumnElement[bool]:
+    """Segments whose ``seg_metadata`` section is ``section`` or a section under it."""
+    path = cast(seg_metadata[SECTION_KEY].as_string(), String)
+    under = path.startswith(section + SEPARATOR, autoescape=True)
+    return or_(path == section, under)
 
 
 class KeywordStore:
@@ -93,8 +109,8 @@ class KeywordStore:
     def search(
         self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
     ) -> list[tuple[str, float]]:
-        """Points sharing keywords with the query (of documents in ``scope``; summaries of the
-        summary index only if ``summaries``), best first, with their scores."""
+        """Points sharing keywords with the query (of the documents and section ``scope`` admits;
+        summaries of the summary index only if ``summaries``), best first, with their scores."""
         words = sorted(set(self.tokenizer.tokenize(query)))
         if not words or (scope is not None and scope.empty):
             return []
@@ -110,8 +126,7 @@ class KeywordStore:
         if scope is not None or only_children:
             statement = statement.join(self._layout.points, points.id == point_id)
         if scope is not None:
-            of_scope = points.document_id.in_(sorted(scope.ids))
-            statement = statement.where(~of_scope if scope.exclude else of_scope)
+            statement = self._scoped(statement, scope)
         if only_children:
             statement = statement.where(points.kind == CHILD_KIND)
         with self._sessions() as session:
@@ -119,6 +134,22 @@ class KeywordStore:
                 statement.group_by(point_id).order_by(score.desc(), point_id).limit(limit)
             ).all()
         return [(segment_id, float(value)) for segment_id, value in rows]
+
+    def _scoped(self, statement: Select[str, Any], scope: DocumentScope) -> Select[str, Any]:
+        """``statement`` (already joined to the points) kept to the documents and section of
+        ``scope``."""
+        layout, points = self._layout, self._layout.points.c
+        if not scope.all_documents:
+            of_scope = points.document_id.in_(sorted(scope.ids))
+            statement = statement.where(~of_scope if scope.exclude else of_scope)
+        if scope.section is not None:
+            if layout.parent_column is None:
+                statement = statement.where(in_section(points.seg_metadata, scope.section))
+            else:
+                statement = statement.join(_SEGMENTS, _SEGMENTS.c.id == points[layout.parent_column]).where(
+                    in_section(_SEGMENTS.c.seg_metadata, scope.section)
+                )
+        return statement
 
     def count(self) -> int:
         with self._sessions() as session:

@@ -5,7 +5,10 @@ The dense vector stores and the sparse BM25 stores are both written against
 only in how they talk to Qdrant (``edge.py``, ``qdrant.py``), and each serves both families.
 
 ``enabled`` is stored as the integer 0 or 1: boolean payload filters are broken in
-qdrant-edge-py 0.9 (``MatchValue(True)`` matches nothing).
+qdrant-edge-py 0.9 (``MatchValue(True)`` matches nothing). A point of a segment with a section
+lists that section's path and every path above it in ``sections`` (a keyword index), so a search
+restricted to a section and what lies under it is one ``MatchValue``; points without a section
+(and points written before sections existed) have no ``sections`` key.
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ from typing import Any, Protocol, TypeAlias
 
 from zhiku.core.errors import InvalidInput, StoreError
 from zhiku.core.scope import DocumentScope
+from zhiku.core.sections import ancestors
 
 DOCUMENT_KEY = "document_id"
 ENABLED_KEY = "enabled"
 #: 1 on a segment's summary (summary index); searches leave summaries out unless asked for them
 SUMMARY_KEY = "summary"
+SECTIONS_KEY = "sections"
 #: Distinct values a facet may return (payload lengths of one collection: far fewer).
 MAX_FACET_VALUES = 1_000_000
 
@@ -82,8 +87,8 @@ class PointCollection(Protocol):
         scope: DocumentScope | None = None,
         summaries: bool = False,
     ) -> list[tuple[str, float]]:
-        """Best ``limit`` points with ``enabled == 1`` (and of a document ``scope`` admits; no
-        summary unless ``summaries``), best first."""
+        """Best ``limit`` points with ``enabled == 1`` (and of a document and section ``scope``
+        admits; no summary unless ``summaries``), best first."""
         ...
 
     def retrieve(self, ids: Sequence[str], with_vector: bool) -> list[PointData]: ...
@@ -118,11 +123,16 @@ def canonical_ids(ids: Iterable[str]) -> list[str]:
     return out
 
 
-def base_payload(document_id: str, enabled: bool, summary: bool = False) -> dict[str, Any]:
-    """The payload every point carries (a summary also ``summary: 1``; others lack the key)."""
+def base_payload(
+    document_id: str, enabled: bool, *, summary: bool = False, section: str | None = None
+) -> dict[str, Any]:
+    """The payload every point carries: a summary also ``summary: 1``, a point with a section its
+    ``sections``; others lack those keys."""
     payload: dict[str, Any] = {DOCUMENT_KEY: document_id, ENABLED_KEY: 1 if enabled else 0}
     if summary:
         payload[SUMMARY_KEY] = 1
+    if section:
+        payload[SECTIONS_KEY] = ancestors(section)
     return payload
 
 

@@ -28,6 +28,7 @@ from zhiku.datasource.points.collection import (
     DOCUMENT_KEY,
     ENABLED_KEY,
     MAX_FACET_VALUES,
+    SECTIONS_KEY,
     SUMMARY_KEY,
     PointData,
     SparseValues,
@@ -45,8 +46,8 @@ _TEMP_SEGMENTS = "temp_segments"
 class EdgeCollection:
     """One qdrant-edge shard directory holding one named vector.
 
-    ``integer_indexes`` are payload keys that get an integer index (``enabled`` and
-    ``document_id`` are always indexed). For sparse vectors, ``optimize`` also vacuums deleted
+    ``integer_indexes`` are payload keys that get an integer index (``enabled``, ``document_id``
+    and ``sections`` are always indexed). For sparse vectors, ``optimize`` also vacuums deleted
     points, which Qdrant's IDF statistics keep counting until then.
 
     ``index_threshold_kb`` (dense only): segments smaller than this are searched exactly and get
@@ -67,7 +68,7 @@ class EdgeCollection:
         self._shard: qe.EdgeShard | None = self._open()
         try:
             self._ensure_indexes(
-                [(DOCUMENT_KEY, qe.PayloadSchemaType.Keyword)]
+                [(DOCUMENT_KEY, qe.PayloadSchemaType.Keyword), (SECTIONS_KEY, qe.PayloadSchemaType.Keyword)]
                 + [(key, qe.PayloadSchemaType.Integer) for key in (ENABLED_KEY, *integer_indexes)]
             )
         except StoreError:
@@ -168,9 +169,11 @@ class EdgeCollection:
     ) -> list[tuple[str, float]]:
         must: list[Any] = [qe.FieldCondition(ENABLED_KEY, match=qe.MatchValue(1))]
         must_not: list[Any] = [] if summaries else [qe.FieldCondition(SUMMARY_KEY, match=qe.MatchValue(1))]
-        if scope is not None:
+        if scope is not None and not scope.all_documents:
             in_scope = qe.FieldCondition(DOCUMENT_KEY, match=qe.MatchAny(sorted(scope.ids)))
             (must_not if scope.exclude else must).append(in_scope)
+        if scope is not None and scope.section is not None:
+            must.append(qe.FieldCondition(SECTIONS_KEY, match=qe.MatchValue(scope.section)))
         request = qe.QueryRequest(
             limit=limit,
             query=qe.Query.Nearest(self._vector(query), using=self.spec.name),

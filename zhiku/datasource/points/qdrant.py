@@ -23,6 +23,7 @@ from zhiku.datasource.points.collection import (
     DOCUMENT_KEY,
     ENABLED_KEY,
     MAX_FACET_VALUES,
+    SECTIONS_KEY,
     SUMMARY_KEY,
     PointData,
     SparseValues,
@@ -114,6 +115,9 @@ class ClientCollection:
     def _create(self, integer_indexes: Sequence[str]) -> None:
         client = self._require()
         if client.collection_exists(self.collection):
+            if not self.local and SECTIONS_KEY not in client.get_collection(self.collection).payload_schema:
+                # a collection made before sections existed
+                client.create_payload_index(self.collection, SECTIONS_KEY, models.PayloadSchemaType.KEYWORD)
             return
         # a cluster's layout for new collections; local mode has no shards
         shards = None if self.local else self._server.shard_number
@@ -139,7 +143,8 @@ class ClientCollection:
                 replication_factor=copies,
             )
         if not self.local:  # local mode ignores payload indexes (and warns)
-            client.create_payload_index(self.collection, DOCUMENT_KEY, models.PayloadSchemaType.KEYWORD)
+            for keyword in (DOCUMENT_KEY, SECTIONS_KEY):
+                client.create_payload_index(self.collection, keyword, models.PayloadSchemaType.KEYWORD)
             for key in (ENABLED_KEY, *integer_indexes):
                 client.create_payload_index(self.collection, key, models.PayloadSchemaType.INTEGER)
 
@@ -274,14 +279,17 @@ class ClientCollection:
 
 
 def _search_filter(scope: DocumentScope | None, summaries: bool) -> models.Filter:
-    """Enabled points, of the documents ``scope`` admits, summaries only if ``summaries``."""
+    """Enabled points, of the documents (and the section) ``scope`` admits, summaries only if
+    ``summaries``."""
     must: list[models.Condition] = [models.FieldCondition(key=ENABLED_KEY, match=models.MatchValue(value=1))]
     must_not: list[models.Condition] = (
         [] if summaries else [models.FieldCondition(key=SUMMARY_KEY, match=models.MatchValue(value=1))]
     )
-    if scope is not None:
+    if scope is not None and not scope.all_documents:
         in_scope = models.FieldCondition(key=DOCUMENT_KEY, match=models.MatchAny(any=sorted(scope.ids)))
         (must_not if scope.exclude else must).append(in_scope)
+    if scope is not None and scope.section is not None:
+        must.append(models.FieldCondition(key=SECTIONS_KEY, match=models.MatchValue(value=scope.section)))
     return models.Filter(must=must, must_not=must_not or None)
 
 

@@ -12,7 +12,8 @@ from zhiku.datasource.points.base import SegmentStore
 
 @dataclass
 class VectorRecord:
-    """One segment's embedding. ``id`` is the segment id (a UUID string)."""
+    """One segment's embedding. ``id`` is the segment id (a UUID string); ``section`` its heading
+    path, if it has one."""
 
     id: str
     vector: np.ndarray
@@ -20,6 +21,7 @@ class VectorRecord:
     enabled: bool = True
     #: a segment's summary (summary index): searched only when summaries are asked for
     summary: bool = False
+    section: str | None = None
 
 
 class VectorStore(SegmentStore[VectorRecord, np.ndarray], Protocol):

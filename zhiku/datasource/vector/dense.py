@@ -48,7 +48,11 @@ class DenseVectorStore(PointStore):
         ids = canonical_ids(r.id for r in records)
         self._collection.upsert(
             [
-                PointData(point_id, self._values(r.vector), base_payload(r.document_id, r.enabled, r.summary))
+                PointData(
+                    point_id,
+                    self._values(r.vector),
+                    base_payload(r.document_id, r.enabled, summary=r.summary, section=r.section),
+                )
                 for point_id, r in zip(ids, records, strict=True)
             ]
         )
