@@ -27,8 +27,15 @@ def worker(ctx: click.Context, concurrency: int, name: str | None) -> None:
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+@click.option(
+    "--ping-timeout",
+    type=click.FloatRange(0.1, 60.0),
+    default=1.0,
+    show_default=True,
+    help="Seconds to wait for workers to answer the ping (a busy machine answers slower).",
+)
 @click.pass_context
-def status(ctx: click.Context, as_json: bool) -> None:
+def status(ctx: click.Context, as_json: bool, ping_timeout: float) -> None:
     """Queue depth, workers alive, running documents and documents per status."""
     from zhiku.core.config import Settings
     from zhiku.knowledge_base import KnowledgeBase
@@ -37,7 +44,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     with user_errors(ctx):
         kb = KnowledgeBase(Settings.load(ctx.obj["home"]), worker=True)  # a look: no recovery
         try:
-            report = queue_status(kb)
+            report = queue_status(kb, ping_timeout=ping_timeout)
         finally:
             kb.close()
     if as_json:
