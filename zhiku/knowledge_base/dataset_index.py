@@ -26,7 +26,6 @@ same transaction, so the protocol above holds for all.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -36,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Engine, delete, func, insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.config import Settings
@@ -66,6 +65,7 @@ from zhiku.datasource.tokenizer import Tokenizer
 from zhiku.datasource.vector import open_vector_store
 from zhiku.datasource.vector.base import VectorRecord, VectorStore
 from zhiku.index_processors.summary import SUMMARY_OF
+from zhiku.knowledge_base.db_locks import DatasetLock
 from zhiku.knowledge_base.document_states import move_in, served_condition
 from zhiku.knowledge_base.embedding_cache import DatabaseEmbeddingCache
 from zhiku.knowledge_base.records import child_of, segment_of
@@ -136,6 +136,13 @@ def points_of_segment(segment: Segment) -> list[Segment | ChildChunk]:
 def open_embedding(name: str, options: dict[str, Any], sessions: sessionmaker[Session]) -> CachedEmbedding:
     """The dataset's embedding model wrapped with the database cache."""
     return CachedEmbedding(create_embedding_model(name, **options), DatabaseEmbeddingCache(sessions))
+
+
+def _engine_of(sessions: sessionmaker[Session]) -> Engine:
+    engine = sessions.kw.get("bind")
+    if not isinstance(engine, Engine):
+        raise TypeError("the session factory must be bound to an engine")
+    return engine
 
 
 def qdrant_server(settings: Settings) -> QdrantServer:
@@ -283,8 +290,9 @@ class DatasetIndex:
             # once true, stays true: a dataset that ever had children asks for parents on each search
             first_child = select(ChildChunkRow.id).where(ChildChunkRow.dataset_id == dataset.id).limit(1)
             self._has_children = session.scalar(first_child) is not None
-        # re-entrant: an edit holds it from reading a segment to writing it (see ``editing``)
-        self._write_lock = threading.RLock()
+        # re-entrant: an edit holds it from reading a segment to writing it (see ``editing``);
+        # on PostgreSQL it holds every process on the database, not only this one's threads
+        self._write_lock = DatasetLock(_engine_of(sessions), dataset.id)
         self.search_service = DatasetSearch(
             {
                 "semantic": _SemanticChannel(self),
@@ -368,7 +376,7 @@ class DatasetIndex:
             for item in points_of_segment(segment):
                 if not item.keywords:
                     item.keywords = [word for word, _ in postings[item.id]]
-        with self._write_lock:
+        with self._write_lock.hold():
             document_ids = [version.document_id for version in batch]
             old = self._point_ids_by_document(document_ids)
             reused = set().union(*old.values()) if old else set()
@@ -552,7 +560,7 @@ class DatasetIndex:
     def delete_documents(self, document_ids: Sequence[str]) -> None:
         """Remove documents: their rows first (they stop being served at that commit), then their
         points. A run indexing one of them meanwhile finds it gone and discards its own points."""
-        with self._write_lock:
+        with self._write_lock.hold():
             with self._sessions.begin() as session:
                 self._delete_segment_rows(session, SegmentRow.document_id.in_(list(document_ids)))
                 session.execute(delete(DocumentRow).where(DocumentRow.id.in_(list(document_ids))))
@@ -569,8 +577,9 @@ class DatasetIndex:
     def editing(self) -> Iterator[None]:
         """Hold this dataset's writes for a read-modify-write of its segments: an edit that read a
         segment (or its document, or the next free position) before a concurrent write changed
-        them would bring back a deleted segment, undo another edit or reuse a position."""
-        with self._write_lock:
+        them would bring back a deleted segment, undo another edit or reuse a position. On
+        PostgreSQL this holds the other processes on the database too (see ``db_locks``)."""
+        with self._write_lock.hold():
             yield
 
     def write_segments(self, segments: Sequence[Segment]) -> None:
@@ -589,7 +598,7 @@ class DatasetIndex:
         """
         ids = [s.id for s in segments]
         points = _points_of(segments)
-        with self._write_lock:
+        with self._write_lock.hold():
             vectors = self.embedding.embed_documents([p.content for p in points])
             token_lists = [self.tokenizer.tokenize(p.content) for p in points]
             weights: dict[str, list[tuple[str, float]]] = {}
@@ -649,7 +658,7 @@ class DatasetIndex:
 
     def repair_pending(self) -> int:
         """Rewrite the points of segments whose edit was interrupted (see :meth:`write_segments`)."""
-        with self._write_lock, self._sessions() as session:
+        with self._write_lock.hold(), self._sessions() as session:
             ids = list(
                 session.scalars(
                     select(PendingSegmentWriteRow.segment_id).where(
@@ -713,7 +722,7 @@ class DatasetIndex:
 
     def delete_segments(self, segment_ids: Sequence[str]) -> None:
         """Remove segments: rows and postings first (they stop being served), then the points."""
-        with self._write_lock:
+        with self._write_lock.hold():
             children = sorted(self._children_ids(segment_ids))
             with self._sessions.begin() as session:
                 documents = set(
@@ -731,7 +740,7 @@ class DatasetIndex:
         failure between the writes never hides a served segment; the journal then makes the
         stores match the rows again, at once or at the next open."""
         ids = list(segment_ids)
-        with self._write_lock:
+        with self._write_lock.hold():
             self._journal(ids)
             targets = self._flag_targets(ids, enabled)
             try:
@@ -831,7 +840,7 @@ class DatasetIndex:
         one and before the replaced or deleted points went. A point is written before its row and
         deleted after it, so a store holding as many points as there are rows has no orphan:
         counting first keeps the usual call, with nothing to sweep, cheap."""
-        with self._write_lock:
+        with self._write_lock.hold():
             with self._sessions() as session:
                 segments = select(SegmentRow.id).where(SegmentRow.dataset_id == self.dataset_id)
                 children = select(ChildChunkRow.id, ChildChunkRow.segment_id, ChildChunkRow.kind).where(
@@ -865,13 +874,13 @@ class DatasetIndex:
 
     def optimize(self) -> None:
         """Build indexes (HNSW, BM25 re-weighting); slow and blocking: run after an ingest job."""
-        with self._write_lock:
+        with self._write_lock.hold():
             self.vector.optimize()
             self.fulltext.optimize()
 
     def drop(self) -> None:
         """Close and delete the stores; a run still writing to them fails its write and stops."""
-        with self._write_lock:
+        with self._write_lock.hold():
             self.search_service.close()
             self.vector.drop()
             self.fulltext.drop()

@@ -37,6 +37,7 @@ from zhiku.knowledge_base.answering import build_assistant, token_counter
 from zhiku.knowledge_base.context import DatasetContext
 from zhiku.knowledge_base.dataset import Dataset, as_process_rule, as_retrieval_config
 from zhiku.knowledge_base.dataset_index import DatasetIndex, open_embedding
+from zhiku.knowledge_base.db_locks import ServerPresence
 from zhiku.knowledge_base.document_states import DocumentStates
 from zhiku.knowledge_base.owner_lock import OwnerLock
 from zhiku.knowledge_base.pipeline import PipelineSpec
@@ -90,8 +91,15 @@ class KnowledgeBase:
             chat_model=self.chat_model,
             rerank_model=self.rerank_model,
         )
-        if self._owner.held:
-            self._recover_interrupted()
+        # on PostgreSQL, other processes (on other machines) may be indexing documents in their
+        # own threads: recover only when none is connected (see ``db_locks``)
+        self._presence = ServerPresence(self._engine) if self._owner.held else None
+        if self._presence is not None:
+            try:
+                if self._presence.alone:
+                    self._recover_interrupted()
+            finally:
+                self._presence.recovered()
             self._seal_stored_keys()
 
     @classmethod
@@ -118,6 +126,8 @@ class KnowledgeBase:
                 self._retrieval = None
             self._chats.clear()
             self._reranks.clear()
+        if self._presence is not None:
+            self._presence.release()
         self._engine.dispose()
         self._owner.release()
 

@@ -5,8 +5,8 @@ crash and wrong while another process — a running ``zhiku serve`` — is index
 ``zhiku dataset list`` beside it would fail the server's work. So only the process that gets an
 exclusive ``flock`` on ``<home>/zhiku.lock`` recovers; the lock is released by the kernel when
 its holder exits, however it exits, so a crashed owner never blocks recovery. Several machines
-sharing one PostgreSQL database do not share the lock file: run one indexing server per
-database, or recover from one place.
+sharing one PostgreSQL database do not share the lock file: there the owner also needs to be the
+only server connected to the database (``db_locks.ServerPresence``).
 """
 
 from __future__ import annotations
