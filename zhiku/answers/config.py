@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from zhiku.core.errors import InvalidInput
-from zhiku.core.sections import normalize_section
+from zhiku.core.sections import SectionPath
 
 #: ``auto`` uses the chat model when one is configured and the extractive answerer otherwise.
 AnswererName = Literal["auto", "extractive", "llm"]
@@ -26,20 +25,11 @@ class Intent(BaseModel):
     datasets: tuple[str, ...] | None = Field(None, max_length=50)
     #: Restrict retrieval to this section (a heading path such as ``"Handbook > Leave"``) and the
     #: sections under it, in every dataset searched (a dataset's ``sections()`` lists them).
-    section: str | None = Field(None, max_length=255)
+    section: SectionPath | None = Field(None, max_length=255)
     #: What a refusal says; a polite default in the question's language otherwise.
     reply: str | None = Field(None, max_length=2000)
     examples: tuple[str, ...] = Field((), max_length=20)
 
-    @field_validator("section")
-    @classmethod
-    def _section_path(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        try:
-            return normalize_section(value)
-        except InvalidInput as exc:
-            raise ValueError(str(exc).removeprefix("section: ")) from None
 
 
 class AnswerConfig(BaseModel):

@@ -9,9 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from zhiku.core.errors import InvalidInput
 from zhiku.core.metadata import MetadataFilter
-from zhiku.core.sections import normalize_section
+from zhiku.core.sections import SectionPath
 
 SearchMethod = Literal["semantic_search", "full_text_search", "keyword_search", "hybrid_search"]
 Channel = Literal["semantic", "full_text", "keyword"]
@@ -78,7 +77,7 @@ class RetrievalConfig(BaseModel):
     #: ``automatic``: the chat model also writes conditions from the question (both must pass)
     metadata_filtering_mode: Literal["manual", "automatic"] = "manual"
     #: only segments in this section (a heading path) or a section under it
-    section: str | None = None
+    section: SectionPath | None = None
 
     @field_validator("hybrid_methods")
     @classmethod
@@ -87,15 +86,6 @@ class RetrievalConfig(BaseModel):
             raise ValueError("hybrid_methods needs at least one channel")
         return list(dict.fromkeys(value))
 
-    @field_validator("section")
-    @classmethod
-    def _section_path(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        try:
-            return normalize_section(value)
-        except InvalidInput as exc:
-            raise ValueError(str(exc).removeprefix("section: ")) from None
 
     @property
     def effective_recall_k(self) -> int:

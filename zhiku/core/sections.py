@@ -11,7 +11,9 @@ one equality test on that list.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
 
 from zhiku.core.errors import InvalidInput
 
@@ -72,3 +74,15 @@ def normalize_section(value: Any, field: str = "section") -> str:
 
 def _step(heading: Any) -> str:
     return " ".join(str(heading).split()).replace(SEPARATOR.strip(), "/")
+
+
+def _checked_path(value: str) -> str:
+    """``normalize_section`` for a pydantic field (its error as the ValueError pydantic reports)."""
+    try:
+        return normalize_section(value)
+    except InvalidInput as exc:
+        raise ValueError(str(exc).removeprefix("section: ")) from None
+
+
+#: A model field holding a section path, normalised on validation.
+SectionPath = Annotated[str, AfterValidator(_checked_path)]
