@@ -40,7 +40,23 @@ _PUBLIC = {
     "PipelineSpec": "zhiku.knowledge_base",
 }
 
-__all__ = sorted(_PUBLIC)
+__all__ = [
+    "Chunk",
+    "Dataset",
+    "Document",
+    "DocumentInfo",
+    "ExtractionError",
+    "Hit",
+    "KnowledgeBase",
+    "NotFound",
+    "Pipeline",
+    "PipelineSpec",
+    "RerankingConfig",
+    "RetrievalConfig",
+    "Segment",
+    "UnsupportedFileType",
+    "ZhikuError",
+]
 
 
 def __getattr__(name: str) -> Any:
