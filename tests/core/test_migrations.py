@@ -16,7 +16,13 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, create_engine, inspect, select, text
 
 from zhiku.core.db import DatasetRow, make_engine, make_session_factory
-from zhiku.core.db.migrate import alembic_config, current_revision, head_revision
+from zhiku.core.db.migrate import (
+    alembic_config,
+    current_revision,
+    head_revision,
+    packaged_head,
+    recorded_revision,
+)
 from zhiku.core.db.models import Base
 from zhiku.core.errors import ConfigError
 
@@ -151,3 +157,19 @@ def test_concurrent_openers_of_a_new_database_migrate_it_once(database_url: str)
     finally:
         for engine in engines:
             engine.dispose()
+
+
+def test_the_quick_revision_check_agrees_with_alembic(database_url: str) -> None:
+    """Opening a database at the newest revision reads it without Alembic: the file names must
+    name the same head, and the version table the same revision."""
+    assert packaged_head() == head_revision()
+    engine = make_engine(database_url)
+    try:
+        with engine.connect() as connection:
+            assert recorded_revision(connection) == current_revision(connection) == packaged_head()
+    finally:
+        engine.dispose()
+    blank = create_engine("sqlite://")
+    with blank.connect() as connection:
+        assert recorded_revision(connection) is None
+    blank.dispose()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -77,3 +79,28 @@ def test_thread_safe(tokenizer: Tokenizer) -> None:
     expected = [Tokenizer().tokenize(t) for t in texts]
     with ThreadPoolExecutor(max_workers=4) as pool:
         assert list(pool.map(tokenizer.tokenize, texts)) == expected
+
+
+def _tokens_in_fresh_process(directory: Path) -> list[str]:
+    """Chinese tokens from a new interpreter whose default Lexicon is kept in ``directory``."""
+    program = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from zhiku.datasource import tokenizer\n"
+        "tokenizer.keep_lexicon_in(Path(sys.argv[1]))\n"
+        "print(json.dumps(tokenizer.Tokenizer().tokenize('会员积分的有效期是多久？中华人民共和国')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program, str(directory)], capture_output=True, text=True, check=True
+    )
+    return list(json.loads(done.stdout))
+
+
+def test_the_default_lexicon_is_stored_once_and_read_back_the_same(tmp_path: Path) -> None:
+    built = _tokens_in_fresh_process(tmp_path)
+    [stored] = tmp_path.glob("jieba-*-lexicon-py*.marshal")
+    assert built == Tokenizer().tokenize("会员积分的有效期是多久？中华人民共和国")
+    written = stored.stat().st_mtime_ns
+    assert _tokens_in_fresh_process(tmp_path) == built and stored.stat().st_mtime_ns == written
+    stored.write_bytes(b"not a lexicon")  # a damaged file is rebuilt, not trusted
+    assert _tokens_in_fresh_process(tmp_path) == built and stored.stat().st_size > 1_000_000

@@ -11,7 +11,7 @@ import click
 
 from zhiku.answers.types import Answer, AnswerEvent
 from zhiku.cli.common import open_knowledge_base, progress_bar, user_errors
-from zhiku.cli.output import json_option, one_line, print_json
+from zhiku.cli.output import json_option, notice, one_line, print_json
 
 answerer_option = click.option(
     "--answerer",
@@ -136,7 +136,9 @@ def eval_answers(
 
     eval_set = load_eval_set(setdir, None)
     with open_knowledge_base(ctx) as kb, progress_bar(f"answers {eval_set.name}") as progress:
-        dataset, _ = ingest(kb, eval_set, "passage", embedding_model=embedding_model, on_progress=progress)
+        dataset, _ = ingest(
+            kb, eval_set, "passage", embedding_model=embedding_model, on_progress=progress, on_notice=notice
+        )
         config: dict[str, Any] = {"answerer": answerer, "condense": False}
 
         def ask_one(question: str) -> Answer:

@@ -9,7 +9,7 @@ from typing import Any, Protocol, TypeVar
 import click
 
 from zhiku.cli.common import Progress, open_knowledge_base, progress_bar, user_errors
-from zhiku.cli.output import json_option, print_json
+from zhiku.cli.output import json_option, notice, print_json
 from zhiku.knowledge_base import KnowledgeBase
 
 METRIC_COLUMNS = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "ms_per_query")
@@ -64,6 +64,11 @@ def _echo_metrics(label: str, scores: dict[str, float]) -> None:
 )
 @click.option("--limit-queries", type=int, default=None, help="Only the first N judged queries.")
 @click.option("--rebuild", is_flag=True, help="Re-ingest even if the set's dataset exists.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 1 (code incomplete_index) instead of scoring when documents of the set stay unindexed.",
+)
 @json_option
 @click.pass_context
 def eval_command(
@@ -75,9 +80,13 @@ def eval_command(
     doc_form: str,
     limit_queries: int | None,
     rebuild: bool,
+    strict: bool,
     as_json: bool,
 ) -> None:
-    """Score retrieval on an evaluation set: recall@1/5/10, MRR@10, nDCG@10 per method."""
+    """Score retrieval on an evaluation set: recall@1/5/10, MRR@10, nDCG@10 per method.
+
+    The set's dataset is reused when it serves every document, else resumed (stderr says so);
+    documents still failing are counted in the report and warned about, or refused by --strict."""
     from zhiku.evaluation.runner import DEFAULT_METHODS, METHODS, EvalReport, evaluate
     from zhiku.evaluation.sets import load_eval_set
 
@@ -96,13 +105,22 @@ def eval_command(
             embedding_model=embedding_model,
             rebuild=rebuild,
             on_progress=progress,
+            on_notice=notice,
             doc_form="hierarchical_model" if doc_form == "hierarchical_model" else "paragraph",
+            strict=strict,
         )
 
     def echo(report: EvalReport) -> None:
+        info = report.info
+        indexed, errors = info["indexed"], info["errors"]
         click.echo(
-            f"{report.set} ({report.mode} mode, {report.info['doc_form']}, {report.info['queries']} "
-            f"queries, {report.info['embedding_model']})"
+            f"{report.set} ({report.mode} mode, {info['doc_form']}, {info['queries_scored']} of "
+            f"{info['queries']} queries scored, {info['embedding_model']})"
+        )
+        click.echo(
+            f"dataset {info['dataset']} ({info['action']}): {indexed['documents']} of "
+            f"{indexed['documents_expected']} documents served, {indexed['segments']} segments"
+            + (f", {errors['count']} not indexed" if errors["count"] else "")
         )
         _echo_metrics_header("method")
         for method, scores in report.methods.items():
@@ -167,6 +185,7 @@ def eval_routing_command(
             describe=descriptions,
             embedding_model=embedding_model,
             on_progress=progress,
+            on_notice=notice,
         )
 
     def echo(report: RoutingReport) -> None:

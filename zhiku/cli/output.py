@@ -27,6 +27,11 @@ def print_json(data: Any, *, indent: int | None = 2) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=indent, default=_json_value))
 
 
+def notice(message: str) -> None:
+    """A line about what a command did on the way (stderr, so ``--json`` stdout stays one document)."""
+    click.echo(message, err=True)
+
+
 def _json_value(value: object) -> str:
     return value.isoformat() if isinstance(value, datetime) else str(value)
 

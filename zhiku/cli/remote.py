@@ -13,14 +13,15 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from zhiku.api.server_file import ServerInfo, read_server_file
 from zhiku.core.config import Settings
 from zhiku.core.documents import Hit
 from zhiku.core.errors import NotFound, StoreBusy, ZhikuError
+
+if TYPE_CHECKING:
+    import httpx
 
 #: Seconds to wait for the server to index what a forwarded ``ingest`` uploaded.
 INGEST_WAIT_SECONDS = 6 * 3600
@@ -39,6 +40,8 @@ class ServerClient:
     def __init__(self, server: ServerInfo, *, timeout: float = 120.0) -> None:
         self.url = server.url
         self.pid = server.pid
+        import httpx  # only when a server runs: a local command never loads the HTTP client
+
         self._http = httpx.Client(
             base_url=server.url, headers={"Authorization": f"Bearer {server.token}"}, timeout=timeout
         )

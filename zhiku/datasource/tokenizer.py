@@ -8,7 +8,9 @@ Punctuation and whitespace are dropped, digits kept, stop words removed.
 A tokenizer with a user dictionary segments with its own copy of jieba's dictionary, so one
 dataset's user dictionary never changes another dataset's tokens. jieba's default dictionary takes
 about a second to parse (and its :class:`Lexicon` a fifth of that); both are made once per process
-and shared, read-only, by every tokenizer without a user dictionary.
+and shared, read-only, by every tokenizer without a user dictionary. With
+:func:`keep_lexicon_in` (a knowledge base names its data directory) the default Lexicon is stored
+there once built, and later processes load it in a fifth of the time.
 
 Store :meth:`Tokenizer.settings` with a dataset and rebuild with :meth:`Tokenizer.from_settings`,
 so queries are tokenized exactly like the indexed text.
@@ -16,7 +18,10 @@ so queries are tokenized exactly like the indexed text.
 
 from __future__ import annotations
 
+import marshal
+import os
 import re
+import sys
 import threading
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
@@ -59,6 +64,7 @@ _DEFAULT_DICT_LOCK = threading.Lock()
 _default_dict: tuple[dict[str, int], int] | None = None
 _DEFAULT_LEXICON_LOCK = threading.Lock()
 _default_lexicon: Lexicon | None = None
+_lexicon_directory: Path | None = None
 
 #: Distinct Chinese blocks remembered per tokenizer; templated text repeats many clauses.
 _BLOCK_CACHE_SIZE = 16384
@@ -73,13 +79,57 @@ def _default_prefix_dict() -> tuple[dict[str, int], int]:
         return _default_dict
 
 
+def keep_lexicon_in(directory: Path) -> None:
+    """Store the default dictionary's :class:`Lexicon` in ``directory`` when it is built, and load
+    it from there in later processes (~0.2 s instead of ~1.3 s to parse jieba's dictionary)."""
+    global _lexicon_directory
+    _lexicon_directory = Path(directory)
+
+
 def _default_dict_lexicon() -> Lexicon:
-    """The :class:`Lexicon` of jieba's default dictionary, built once per process and shared."""
+    """The :class:`Lexicon` of jieba's default dictionary, made once per process and shared."""
     global _default_lexicon
     with _DEFAULT_LEXICON_LOCK:
         if _default_lexicon is None:
-            _default_lexicon = Lexicon.from_frequencies(*_default_prefix_dict())
+            stored = _lexicon_file()
+            _default_lexicon = _read_lexicon(stored) if stored is not None else None
+            if _default_lexicon is None:
+                _default_lexicon = Lexicon.from_frequencies(*_default_prefix_dict())
+                if stored is not None:
+                    _write_lexicon(stored, _default_lexicon)
         return _default_lexicon
+
+
+def _lexicon_file() -> Path | None:
+    """Where the stored Lexicon lives: named by jieba's version (its dictionary ships with it) and
+    Python's (marshal's format is Python's own)."""
+    if _lexicon_directory is None:
+        return None
+    python = f"{sys.version_info.major}{sys.version_info.minor}"
+    return _lexicon_directory / f"jieba-{jieba.__version__}-lexicon-py{python}.marshal"
+
+
+def _read_lexicon(path: Path) -> Lexicon | None:
+    """The stored Lexicon, or None when absent or unreadable (it is then built and stored again)."""
+    try:
+        log_probs, log_total = marshal.loads(path.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(log_probs, dict) or not isinstance(log_total, float):
+        return None
+    return Lexicon(log_probs, log_total)
+
+
+def _write_lexicon(path: Path, lexicon: Lexicon) -> None:
+    """Write atomically (processes starting together each write a whole file); a store that
+    cannot be written only costs the next process the parse."""
+    partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_bytes(marshal.dumps((lexicon.log_probs, lexicon.log_total)))
+        os.replace(partial, path)
+    except OSError:
+        partial.unlink(missing_ok=True)
 
 
 class Tokenizer:

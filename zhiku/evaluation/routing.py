@@ -20,7 +20,7 @@ from typing import Any
 from zhiku.core.documents import Hit
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.evaluation.metrics import score_run
-from zhiku.evaluation.runner import ingest
+from zhiku.evaluation.runner import Notice, ingest
 from zhiku.evaluation.sets import EvalSet
 from zhiku.knowledge_base import Dataset, KnowledgeBase
 from zhiku.knowledge_base.profiles import DatabaseProfiles
@@ -75,8 +75,9 @@ def evaluate_routing(
     describe: Mapping[str, str] | None = None,
     embedding_model: str | None = None,
     on_progress: Progress | None = None,
+    on_notice: Notice | None = None,
 ) -> RoutingReport:
-    """Build (or reuse) one dataset per set, then route and search every query."""
+    """Build (or resume, or reuse) one dataset per set, then route and search every query."""
     describe = describe or {}
     datasets: dict[str, Dataset] = {}
     for eval_set in eval_sets:
@@ -87,6 +88,7 @@ def evaluate_routing(
             "passage",
             embedding_model=embedding_model,
             on_progress=on_progress,
+            on_notice=on_notice,
             name=eval_set.name,
             description=description,
         )

@@ -4,21 +4,25 @@ Passage mode indexes every corpus line as one pre-made segment (isolates retriev
 ingests ``docs/`` through extract → clean → split → index (the whole pipeline) and judges chunks
 by document (and, for QA sets, by whether the chunk holds an answer).
 The dataset is kept in the knowledge base as ``eval-<set>-<mode>`` and reused by later runs with
-the same embedding model, so trying another fusion does not re-embed the corpus.
+the same embedding model, so trying another fusion does not re-embed the corpus; an interrupted
+build is resumed, never scored as if it were whole.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from zhiku.core.documents import Chunk, Hit
 from zhiku.core.errors import NotFound, ZhikuError
 from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.evaluation.coverage import Coverage, coverage
 from zhiku.evaluation.metrics import score_run
-from zhiku.evaluation.sets import EvalSet
+from zhiku.evaluation.sets import EvalSet, Passage
 from zhiku.knowledge_base import Dataset, KnowledgeBase
 
 Mode = Literal["passage", "document"]
@@ -37,6 +41,14 @@ METHODS: dict[str, dict[str, Any]] = {
 DEFAULT_METHODS = ("semantic", "full_text", "keyword", "hybrid")
 
 Progress = Callable[[str, int, int], None]
+#: Hears what the run does to the set's dataset (resumed, rebuilt) and warnings, one line each.
+Notice = Callable[[str], None]
+
+
+class IncompleteIndex(ZhikuError):
+    """A strict run found documents of the set that are not served, so it scored nothing."""
+
+    code = "incomplete_index"
 
 
 @dataclass
@@ -59,33 +71,67 @@ def _dataset(
     name: str | None,
     description: str | None,
     doc_form: DocForm = "paragraph",
-) -> tuple[Dataset, bool]:
+) -> tuple[Dataset, str | None]:
+    """The set's dataset, and why it was (re)built: None when it already existed and is kept
+    (resumed or reused, as :func:`ingest` decides)."""
     suffix = "" if doc_form == "paragraph" else f"-{doc_form}"
     name = name or f"eval-{eval_set.name}-{mode}{suffix}"
     description = description if description is not None else f"evaluation set {eval_set.name}"
+    built = "created"
     try:
         dataset = kb.dataset(name)
         wanted = embedding_model or kb.settings.embedding_model
-        if rebuild or dataset.embedding_model != wanted or _incomplete(dataset):
-            kb.delete_dataset(name)
-        else:
+        if not rebuild and dataset.embedding_model == wanted:
             if dataset.description != description:
                 dataset.update(description=description)
-            return dataset, False
+            return dataset, None
+        built = "rebuilt (--rebuild)" if rebuild else f"rebuilt (embedding model {dataset.embedding_model})"
+        kb.delete_dataset(name)
     except NotFound:
         pass
     rule = {"doc_form": doc_form}  # parents as large as the paragraph run's segments
-    return (
-        kb.create_dataset(name, description=description, embedding_model=embedding_model, process_rule=rule),
-        True,
+    dataset = kb.create_dataset(
+        name, description=description, embedding_model=embedding_model, process_rule=rule
     )
+    return dataset, built
 
 
-def _incomplete(dataset: Dataset) -> bool:
-    """Reused only when every document completed: scores over a half-indexed corpus would be
-    silently low (an interrupted run leaves documents waiting, indexing or in error)."""
-    stats = dataset.stats()
-    return stats["documents"] == 0 or set(stats["by_status"]) != {"completed"}
+@dataclass(frozen=True)
+class _Unit:
+    """One document the set asks for: a passage (passage mode) or a file (document mode)."""
+
+    name: str
+    key: str  # what a served document matches: the passage id, or the file's sha256
+    passage: Passage | None = None
+    path: Path | None = None
+
+
+def _units(eval_set: EvalSet, mode: Mode) -> list[_Unit]:
+    if mode == "passage":
+        return [_Unit(p.id, p.id, passage=p) for p in eval_set.passages]
+    files = sorted(eval_set.docs_dir.glob("*.txt"))
+    return [_Unit(path.name, hashlib.sha256(path.read_bytes()).hexdigest(), path=path) for path in files]
+
+
+def _missing(units: Sequence[_Unit], served: Coverage, mode: Mode) -> list[_Unit]:
+    keys = served.served_names if mode == "passage" else served.served_hashes
+    return [unit for unit in units if unit.key not in keys]
+
+
+def _index(
+    dataset: Dataset, units: Sequence[_Unit], on_progress: Progress | None, timings: dict[str, float]
+) -> None:
+    """Index the units (the embeddings of passages indexed before come from the cache)."""
+    passages = [unit.passage for unit in units if unit.passage is not None]
+    if passages:
+        documents = [
+            (p.id, [Chunk(content=p.content, position=0, tokens=0, metadata={"doc": p.doc})])
+            for p in passages
+        ]
+        dataset.add_chunks(documents, on_progress=on_progress, timings=timings)
+    files = [unit.path for unit in units if unit.path is not None]
+    if files:
+        dataset.add_files(files, on_progress=on_progress, timings=timings)
 
 
 def ingest(
@@ -96,50 +142,64 @@ def ingest(
     embedding_model: str | None = None,
     rebuild: bool = False,
     on_progress: Progress | None = None,
+    on_notice: Notice | None = None,
     name: str | None = None,
     description: str | None = None,
     doc_form: DocForm = "paragraph",
 ) -> tuple[Dataset, dict[str, Any]]:
-    """Build (or reuse) the set's dataset (named ``eval-<set>-<mode>[-<doc_form>]`` unless
+    """Build, resume or reuse the set's dataset (named ``eval-<set>-<mode>[-<doc_form>]`` unless
     ``name`` is given); returns it with ingest figures. ``doc_form`` ``hierarchical_model``
-    (document mode) indexes the files as parents of the default size with their children."""
+    (document mode) indexes the files as parents of the default size with their children.
+
+    An existing dataset is reused only when every document of the set is served whole; else the
+    documents not served are dropped and indexed again (``resumed``). ``on_notice`` hears which
+    of these happened. Documents that still fail are counted in ``errors``, not raised: the
+    caller decides whether scores over an incomplete corpus are acceptable."""
     if doc_form != "paragraph" and mode == "passage":
         raise ZhikuError("passage mode indexes the corpus lines as given; a doc_form needs document mode")
-    dataset, fresh = _dataset(kb, eval_set, mode, embedding_model, rebuild, name, description, doc_form)
-    info: dict[str, Any] = {"reused": not fresh}
-    if fresh:
+    dataset, built = _dataset(kb, eval_set, mode, embedding_model, rebuild, name, description, doc_form)
+    units = _units(eval_set, mode)
+    before = coverage(kb, dataset)
+    missing = _missing(units, before, mode)
+    action = built or ("resumed" if missing or not before.complete else "reused")
+    info: dict[str, Any] = {"dataset": dataset.name, "action": action, "reused": action == "reused"}
+    if action == "resumed" and on_notice:
+        on_notice(
+            f"{dataset.name}: resuming an incomplete index: {before.served_documents} of {len(units)} "
+            f"documents served, {len(before.unserved)} not served (dropped), {len(missing)} to index"
+        )
+    elif built and built != "created" and on_notice:
+        on_notice(f"{dataset.name}: {built}, indexing {len(units)} documents")
+    if action != "reused":
         started = time.perf_counter()
         timings: dict[str, float] = {}
-        if mode == "passage":
-            documents = [
-                (p.id, [Chunk(content=p.content, position=0, tokens=0, metadata={"doc": p.doc})])
-                for p in eval_set.passages
-            ]
-            dataset.add_chunks(documents, on_progress=on_progress, timings=timings)
-        else:
-            files = sorted(eval_set.docs_dir.glob("*.txt"))
-            dataset.add_files(files, on_progress=on_progress, timings=timings)
-        _require_complete(dataset)
+        for document in before.unserved:
+            dataset.delete_document(document["id"])
+        _index(dataset, missing, on_progress, timings)
         dataset.optimize()
         info["ingest_seconds"] = round(time.perf_counter() - started, 1)
         info["stage_seconds"] = {k: round(v, 2) for k, v in timings.items()}
+    after = coverage(kb, dataset) if action != "reused" else before
     info.update(dataset.stats())
+    info["indexed"] = {
+        "documents": after.served_documents,
+        "documents_expected": len(units),
+        "segments": after.served_segments,
+    }
+    info["errors"] = after.errors()
+    info["complete"] = after.complete and not _missing(units, after, mode)
+    if not info["complete"] and on_notice:
+        on_notice(_incomplete_warning(dataset.name, info))
     return dataset, info
 
 
-def _require_complete(dataset: Dataset) -> None:
-    """Refuse to score a corpus that did not index whole (the reason of the first failure)."""
-    stats = dataset.stats()
-    failed = stats["documents"] - stats["by_status"].get("completed", 0)
-    if failed:
-        reason = ""
-        first = next((doc for doc in dataset.documents() if doc.status != "completed"), None)
-        if first is not None:
-            reason = f" (first: {first.name}, {first.status}{f': {first.error}' if first.error else ''})"
-        raise ZhikuError(
-            f"{failed} of {stats['documents']} documents of {dataset.name!r} did not index{reason}; "
-            "fix the cause and run again (the dataset is rebuilt)"
-        )
+def _incomplete_warning(name: str, info: dict[str, Any], *, strict: bool = False) -> str:
+    """One line for an index that does not serve the whole set (``info`` from :func:`ingest`)."""
+    indexed, errors = info["indexed"], info["errors"]
+    first = "; ".join(f"{e['name']}: {e['reason']}" for e in errors["first"])
+    head = f"{name} serves {indexed['documents']} of {indexed['documents_expected']} documents"
+    detail = f"{errors['count']} not indexed{f', first: {first}' if first else ''}"
+    return f"{head} ({detail}); nothing scored (strict)" if strict else f"warning: {head} ({detail})"
 
 
 def _judged_ids(hits: Sequence[Hit], mode: Mode) -> list[str]:
@@ -178,9 +238,13 @@ def evaluate(
     embedding_model: str | None = None,
     rebuild: bool = False,
     on_progress: Progress | None = None,
+    on_notice: Notice | None = None,
     doc_form: DocForm = "paragraph",
+    strict: bool = False,
 ) -> EvalReport:
-    """Ingest (or reuse) the set and score every method over all judged queries."""
+    """Ingest (or resume, or reuse) the set and score every method over all judged queries.
+    When documents stay unserved the scores cover what is served and ``info`` says how much;
+    ``strict`` raises :class:`IncompleteIndex` instead of scoring."""
     dataset, info = ingest(
         kb,
         eval_set,
@@ -188,8 +252,11 @@ def evaluate(
         embedding_model=embedding_model,
         rebuild=rebuild,
         on_progress=on_progress,
+        on_notice=on_notice,
         doc_form=doc_form,
     )
+    if strict and not info["complete"]:
+        raise IncompleteIndex(_incomplete_warning(dataset.name, info, strict=True))
     info["doc_form"] = doc_form
     report = EvalReport(set=eval_set.name, mode=mode, info=info)
     qrels = eval_set.qrels if mode == "passage" else eval_set.qrels_docs
@@ -217,6 +284,7 @@ def evaluate(
         scores["ms_per_query"] = round(1000 * seconds[method] / max(1, len(query_ids)), 2)
         report.methods[method] = scores
     report.info["queries"] = len(query_ids)
+    report.info["queries_scored"] = sum(1 for query_id in query_ids if qrels.get(query_id))
     report.info["passages_indexed"] = report.info.get("segments", 0)
     report.info["embedding_model"] = dataset.embedding_model
     return report

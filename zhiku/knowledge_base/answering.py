@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cache
 
 from zhiku.answers.assistant import Assistant
 from zhiku.answers.memory import ConversationStore
@@ -55,4 +56,11 @@ def build_assistant(
 
 
 def token_counter() -> Callable[[str], int]:
+    """Counts tiktoken tokens, loading the encoder's ranks (~0.3 s) at the first count: opening a
+    knowledge base to search must not pay for what only conversations use."""
+    return lambda text: _tiktoken_length()(text)
+
+
+@cache
+def _tiktoken_length() -> TiktokenLength:
     return TiktokenLength()

@@ -32,6 +32,7 @@ from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, StoreBusy
 from zhiku.core.private import private_directory, private_file
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.core.secrets import SecretBox
+from zhiku.datasource.tokenizer import keep_lexicon_in
 from zhiku.knowledge_base import llm_options
 from zhiku.knowledge_base.answering import build_assistant, token_counter
 from zhiku.knowledge_base.context import DatasetContext
@@ -67,6 +68,8 @@ class KnowledgeBase:
             private_file(settings.home / "zhiku.db")
         # taken before anything else: no store file is opened by a process that does not own it
         self._owner = OwnerLock(settings.home, take=not worker)
+        # a built jieba dictionary kept beside the data: a later process tokenizes Chinese at once
+        keep_lexicon_in(settings.home / "cache")
         #: documents recovery put back to ``waiting`` (a Celery queue sends them tasks)
         self.recovered: list[str] = []
         self._engine = make_engine(settings.resolved_database_url)

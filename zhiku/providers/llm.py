@@ -17,7 +17,6 @@ from pydantic import SecretStr
 from zhiku.core.config import Settings
 from zhiku.core.errors import ConfigError, ModelUnavailable
 from zhiku.core.secrets import Secret
-from zhiku.providers.http import EXCERPT_CHARS, ModelEndpoint, RetryPolicy
 
 N = TypeVar("N", int, float)
 
@@ -106,6 +105,9 @@ class ChatModel:
         self.temperature = temperature
         self.extra_body = dict(extra_body or {})
         self.name: str = f"{model}@{parts.hostname}{f':{parts.port}' if parts.port else ''}"
+        # the HTTP client (httpx) loads with the first chat model, not with every knowledge base
+        from zhiku.providers.http import ModelEndpoint, RetryPolicy
+
         retry = RetryPolicy(max_retries, retry_backoff)
         self._endpoint = ModelEndpoint(self.url, "chat endpoint", api_key, timeout, retry, max_concurrency)
 
@@ -232,6 +234,8 @@ def _stream_pieces(lines: Iterator[str], url: str) -> Iterator[str]:
             delta = choices[0].get("delta") or {} if choices else {}
             content = delta.get("content")
         except (ValueError, AttributeError, TypeError) as exc:
+            from zhiku.providers.http import EXCERPT_CHARS
+
             raise ModelUnavailable(
                 f"chat endpoint {url} sent a malformed stream event: {data[:EXCERPT_CHARS]}"
             ) from exc

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import Insert, insert
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.orm import Session
 
 
@@ -15,6 +15,8 @@ def insert_missing(session: Session, table: Any) -> Insert:
     get a plain INSERT."""
     dialect = session.get_bind().dialect.name
     if dialect == "postgresql":
+        from sqlalchemy.dialects import postgresql  # ~50 ms to import, for PostgreSQL users only
+
         return postgresql.insert(table).on_conflict_do_nothing()
     if dialect == "sqlite":
         return sqlite.insert(table).on_conflict_do_nothing()
