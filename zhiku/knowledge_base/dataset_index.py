@@ -895,7 +895,8 @@ class DatasetIndex:
             return removed
 
     def optimize(self) -> None:
-        """Build indexes (HNSW, BM25 re-weighting); slow and blocking: run after an ingest job."""
+        """Build indexes (HNSW, BM25 re-weighting); slow, holds writes: run after an ingest job.
+        On the embedded stores the build runs in a child process while searches go on."""
         with self._write_lock.hold():
             self.vector.optimize()
             self.fulltext.optimize()
