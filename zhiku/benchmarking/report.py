@@ -22,7 +22,7 @@ _METHODS = (
     ("full_text", "full_text (tokenize + BM25)"),
     ("full_text_store", "full_text, BM25 store only"),
     ("keyword", "keyword"),
-    ("hybrid", "hybrid (3 channels, fused)"),
+    ("hybrid", "hybrid (channels fused)"),
     ("hybrid_with_query_embedding", "hybrid + query embedding"),
     ("hybrid_filtered_10pct", "hybrid, filter keeps 10% of docs"),
     ("hybrid_filtered_1pct", "hybrid, filter keeps 1% of docs"),
