@@ -49,6 +49,7 @@ def test_corpus_recombines_distinct_segments_that_split_back_one_per_paragraph(t
 def test_latency_percentiles_and_paired_sum() -> None:
     latency = Latency.of([0.001, 0.002, 0.003, 0.004, 0.100])
     assert latency.p50 == pytest.approx(3.0) and latency.p95 == pytest.approx(80.8)
+    assert latency.p99 == pytest.approx(96.16) and latency.to_json()["p99"] == latency.p99
     assert paired_sum([1.0, 2.0, 3.0], [0.5, 0.25]) == [1.5, 2.25, 3.5]
 
 
@@ -69,6 +70,18 @@ def test_run_benchmark_reports_every_figure(tmp_path: Path) -> None:
     assert 50 < result["peak_rss_mb"] < 4096
     assert all(ratio > 0 for ratio in result["ratios"].values())
     assert result["ingest_limit"]["texts_per_s"]["zh"] > 0
+    build = result["index_build"]
+    assert build["seconds"] > 0 and set(build["searches_during_ms"]) == {"hybrid", "hybrid_filtered_10pct"}
+    for value in build["searches_during_ms"].values():
+        assert value["n"] >= 1 and 0 < value["p50"] <= value["p99"]
+    slowest, overhead = result["hybrid_channels_ms"]["slowest"], result["hybrid_overhead_ms"]
+    assert 0 < slowest["p50"] < result["latency_ms"]["hybrid"]["p50"] and overhead["n"] == 6
+    rss = result["peak_rss_mb_processes"]
+    assert rss["benchmark"] > 50 and rss["largest_child"] >= result["peak_rss_mb"]
+    assert result["baseline_segments"] == {"rank_bm25": 120, "qdrant_client_local": 120}
+    assert {"hybrid_overhead_p50_ms_at_most_1", "search_p99_ms_during_index_build_at_most_1000",
+            "peak_rss_mb_any_process_under_8192_at_1m"} <= set(result["targets"])
     report = "\n".join(lines)
     assert "Query latency" in report and "rank_bm25" in report and "synthetic" in report
+    assert "index build" in report and "slowest channel" in report
     assert not list((tmp_path / "home").iterdir()), "the work directory is removed"

@@ -38,3 +38,16 @@ def test_sync_mirrors_a_folder_and_a_second_run_changes_nothing(run, tmp_path: P
 def test_search_says_no_hits(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     run("ingest", str(make_text(tmp_path / "a.txt", "Oolong tea.")), "--dataset", "d", "--create")
     assert "no hits" in run("search", "zzzqqq", "--dataset", "d", "--method", "full_text").output
+
+
+def test_no_optimize_leaves_the_index_build_for_later(run, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from zhiku.knowledge_base import Dataset
+
+    built: list[str] = []
+    monkeypatch.setattr(Dataset, "optimize", lambda self: built.append(self.name))
+    path = make_text(tmp_path / "a.txt", "Longjing is a green tea from Hangzhou.")
+    run("ingest", str(path), "--dataset", "d", "--create", "--no-optimize")
+    assert built == []
+    assert "a.txt" in run("search", "Longjing", "--dataset", "d", "--method", "full_text").output
+    run("ingest", str(make_text(tmp_path / "b.txt", "Oolong tea.")), "--dataset", "d")
+    assert built == ["d"]

@@ -187,6 +187,26 @@ def test_dead_segments_never_come_out_and_take_no_rank() -> None:
     assert scores(hits) == pytest.approx({"c": 0.5, "b": 0.5, "d": 0.0})
 
 
+def test_live_ids_filter_without_reading_texts_unless_a_rerank_model_reads_them() -> None:
+    live = LiveSegments({"b": "the sky is grey", "c": "blue sky at dawn", "d": "apples are red"})
+    asked: list[list[str]] = []
+
+    def live_ids(candidates: Sequence[str]) -> set[str]:
+        asked.append(list(candidates))
+        return set(live(candidates))
+
+    weights = {"weights": {"semantic": 0.5, "full_text": 0.4, "keyword": 0.1}}
+    model = TokenOverlap()
+    service = DatasetSearch(three_channels(), live_segments=live, live_ids=live_ids, rerank_model=model)
+    with service:
+        hits = service.retrieve("q", config(top_k=10, reranking=weights))
+        assert sorted(ids(hits)) == ["b", "c", "d"] and asked == [["a", "b", "c", "d"]]
+        assert len(live.calls) == 1  # inside live_ids only: the search itself read no texts
+        reranked = service.retrieve("blue sky", config(top_k=10, reranking={"mode": "reranking_model"}))
+    assert ids(reranked) == ["c", "b", "d"]
+    assert len(asked) == 1 and len(live.calls) == 2  # the texts, for the rerank model
+
+
 def test_nothing_found_does_not_call_live_segments() -> None:
     live = LiveSegments({})
     channels: dict[Channel, FakeChannel] = {

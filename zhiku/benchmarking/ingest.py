@@ -88,15 +88,18 @@ def measure_ingest(
     )
 
 
-def ingest_in_child(home: Path, source_dir: Path, dataset: str, log_file: Path) -> ChildIngest:
-    """Run ``zhiku --home HOME ingest SOURCE_DIR --dataset DATASET`` and read its peak RSS.
+def ingest_in_child(
+    home: Path, source_dir: Path, dataset: str, log_file: Path, *, optimize: bool = True
+) -> ChildIngest:
+    """Run ``zhiku --home HOME ingest SOURCE_DIR --dataset DATASET`` and read its peak RSS;
+    ``optimize=False`` adds ``--no-optimize`` (the caller builds the indexes).
 
     The dataset must exist (its process rule and embedding model decide how files are split and
     embedded). Peak RSS is the kernel's ``ru_maxrss`` of that one child (``wait4``). Raises
     ZhikuError with the end of the child's output when it fails.
     """
     command = [sys.executable, "-c", _CLI, "--home", str(home), "ingest", str(source_dir)]
-    command += ["--dataset", dataset]
+    command += ["--dataset", dataset, *([] if optimize else ["--no-optimize"])]
     paths = [_PACKAGE_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     started = time.perf_counter()
@@ -113,14 +116,14 @@ def ingest_in_child(home: Path, source_dir: Path, dataset: str, log_file: Path) 
     with KnowledgeBase.open(home) as kb:
         segments = kb.dataset(dataset).stats()["segments"]
     return ChildIngest(
-        peak_rss_mb=_maxrss_mb(usage.ru_maxrss),
+        peak_rss_mb=maxrss_mb(usage.ru_maxrss),
         seconds=seconds,
         cpu_seconds=usage.ru_utime + usage.ru_stime,
         segments=segments,
     )
 
 
-def _maxrss_mb(maxrss: int) -> float:
+def maxrss_mb(maxrss: int) -> float:
     """``ru_maxrss`` is KiB on Linux and bytes on macOS."""
     return round(maxrss / (1024 * 1024) if sys.platform == "darwin" else maxrss / 1024, 1)
 

@@ -81,7 +81,8 @@ def method_latencies(
     """Seconds per query of each method (see the module docstring), query embedding excluded.
 
     Also returns, per channel, the seconds the channel took inside each timed hybrid search
-    (the channels run concurrently, so they overlap).
+    (the channels run concurrently, so they overlap), and as ``slowest`` the slowest channel's
+    seconds of each: what hybrid cannot go below, its own work (fusion, live check) aside.
     """
     vectors = {query: index.embedding.embed_query(query) for query in queries}
     tokens = {query: index.tokenizer.tokenize(query) for query in queries}
@@ -98,6 +99,7 @@ def method_latencies(
         _, timings = index.search_service.retrieve_with_timings(query, hybrid)
         for channel, milliseconds in timings.items():
             channels.setdefault(channel, []).append(milliseconds / 1000.0)
+        channels.setdefault("slowest", []).append(max(timings.values(), default=0.0) / 1000.0)
 
     with precomputed_queries(index, vectors):
         for query in queries[:WARMUP_CALLS]:
@@ -122,19 +124,13 @@ def filtered_latencies(
     excluded; and the mean number of hits each returned (``top_k`` when the filter is pushed
     into the channels, fewer if it were applied after them)."""
     metadata = dataset.metadata
-    if "bucket" not in {field.name for field in metadata.fields()}:
-        metadata.add_field("bucket", "number")
-        documents = sorted(info.id for info in dataset.documents())
-        metadata.set_many({doc: {"bucket": i % 100} for i, doc in enumerate(documents)})
     vectors = {query: index.embedding.embed_query(query) for query in queries}
     hybrid = RetrievalConfig.model_validate({"search_method": "hybrid_search", "top_k": top_k})
     seconds: dict[str, list[float]] = {}
     mean_hits: dict[str, float] = {}
     with precomputed_queries(index, vectors):
         for name, share in FILTER_SHARES.items():
-            where = MetadataFilter.model_validate(
-                {"conditions": [{"name": "bucket", "comparison_operator": "<", "value": share}]}
-            )
+            where = bucket_filter(dataset, share)
             found: list[int] = []
 
             def search(query: str, where: MetadataFilter = where, found: list[int] = found) -> None:
@@ -144,3 +140,16 @@ def filtered_latencies(
             seconds[name] = time_each(queries, search)
             mean_hits[name] = round(sum(found[-len(queries) :]) / len(queries), 2)
     return seconds, mean_hits
+
+
+def bucket_filter(dataset: Dataset, share: int) -> MetadataFilter:
+    """A filter keeping ``share``% of the dataset's documents: number field ``bucket`` (document
+    position % 100, set here once per dataset) below ``share``."""
+    metadata = dataset.metadata
+    if "bucket" not in {field.name for field in metadata.fields()}:
+        metadata.add_field("bucket", "number")
+        documents = sorted(info.id for info in dataset.documents())
+        metadata.set_many({doc: {"bucket": i % 100} for i, doc in enumerate(documents)})
+    return MetadataFilter.model_validate(
+        {"conditions": [{"name": "bucket", "comparison_operator": "<", "value": share}]}
+    )

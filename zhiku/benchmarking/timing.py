@@ -23,16 +23,18 @@ class Latency:
     p50: float
     p95: float
     count: int
+    p99: float = 0.0
 
     @classmethod
     def of(cls, seconds: Sequence[float]) -> Latency:
         if not seconds:
             raise InvalidInput("no timings to summarise")
-        p50, p95 = np.percentile(np.asarray(seconds) * 1000.0, [50, 95])
-        return cls(p50=round(float(p50), 4), p95=round(float(p95), 4), count=len(seconds))
+        p50, p95, p99 = np.percentile(np.asarray(seconds) * 1000.0, [50, 95, 99])
+        p50, p95, p99 = (round(float(value), 4) for value in (p50, p95, p99))
+        return cls(p50=p50, p95=p95, count=len(seconds), p99=p99)
 
     def to_json(self) -> dict[str, float]:
-        return {"p50": self.p50, "p95": self.p95, "n": self.count}
+        return {"p50": self.p50, "p95": self.p95, "p99": self.p99, "n": self.count}
 
 
 def time_each(items: Sequence[T], call: Callable[[T], object], warmup: int = WARMUP_CALLS) -> list[float]:

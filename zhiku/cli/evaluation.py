@@ -214,12 +214,15 @@ def eval_routing_command(
 @json_option
 @click.pass_context
 def bench(ctx: click.Context, segments: int, queries: int, as_json: bool) -> None:
-    """Ingestion throughput and query latency against rank_bm25 and qdrant-client (see benchmarks/)."""
+    """Ingestion throughput and query latency against rank_bm25 and qdrant-client (see benchmarks/).
+
+    With --json the progress and the readable report go to stderr (a 1M run takes hours)."""
     from zhiku.benchmarking import run_benchmark
 
+    def log(line: str) -> None:
+        click.echo(line, err=as_json)
+
     with user_errors(ctx):
-        result = run_benchmark(
-            ctx.obj["home"], segments=segments, queries=queries, log=None if as_json else click.echo
-        )
+        result = run_benchmark(ctx.obj["home"], segments=segments, queries=queries, log=log)
     if as_json:
         print_json(result, indent=None)

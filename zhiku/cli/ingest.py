@@ -28,6 +28,11 @@ from zhiku.knowledge_base import Dataset
     is_flag=True,
     help="Make the dataset mirror the folder(s): add new files, re-index changed ones, delete removed ones.",
 )
+@click.option(
+    "--no-optimize",
+    is_flag=True,
+    help="Skip the index build at the end (searches scan exactly until the next ingest builds it).",
+)
 @click.pass_context
 def ingest(
     ctx: click.Context,
@@ -37,6 +42,7 @@ def ingest(
     qa_csv: bool,
     on_duplicate: str,
     sync: bool,
+    no_optimize: bool,
 ) -> None:
     """Ingest files (or folders) into a dataset. Exit status 1 if any file failed."""
     if sync and (qa_csv or not all(path.is_dir() for path in paths)):
@@ -63,7 +69,8 @@ def ingest(
             ds = kb.create_dataset(dataset_name)
         if sync:
             failed_sync = _sync(ds, paths)
-            ds.optimize()
+            if not no_optimize:
+                ds.optimize()
             if failed_sync:
                 ctx.exit(1)
             return
@@ -72,7 +79,8 @@ def ingest(
         else:
             with progress_bar("ingest") as progress:
                 infos = ds.add_files(files, on_progress=progress, on_duplicate=on_duplicate)  # type: ignore[arg-type]
-        ds.optimize()
+        if not no_optimize:
+            ds.optimize()
         failed = [info for info in infos if info.status == "error"]
         skipped = [info for info in infos if info.duplicate == "skipped"]
         for info in infos:

@@ -581,7 +581,7 @@ class Dataset:
         embedding.warm_queries(upcoming)
 
     def optimize(self) -> None:
-        """Build the stores' search indexes after a large ingest (blocking)."""
+        """Build the stores' search indexes after a large ingest (writes wait; searches go on)."""
         self._context.index(self.id).optimize()
 
     # -- internals ------------------------------------------------------------------------------

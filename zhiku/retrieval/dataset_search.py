@@ -9,9 +9,9 @@ A query runs through these steps, each visible in :meth:`DatasetSearch.retrieve_
    segment;
    each channel keeps, per parent, its best child (score and rank), so fusion ranks parents and
    one parent never fills two slots; the children found are kept to be shown with their parent;
-3. ``live_segments`` is asked once about the union of candidate ids; ids it does not return
-   (disabled, deleted, half-indexed segments) are dropped before fusion, so they neither come out
-   nor take a rank;
+3. ``live_ids`` (or ``live_segments`` when a rerank model needs the texts) is asked once about
+   the union of candidate ids; ids it does not return (disabled, deleted, half-indexed segments)
+   are dropped before fusion, so they neither come out nor take a rank;
 4. fusion by ``config.reranking.mode`` (see :mod:`zhiku.fusion.fusion` for what each final score
    means); a single-channel search keeps the channel's raw score unless a rerank model is asked;
    a hit's children are scored by the same fusion over the children found (weighted score when
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
@@ -82,9 +82,11 @@ class DatasetSearch:
 
     ``live_segments(ids) -> {id: text}`` answers which candidates may be returned and gives the
     texts a rerank model reads; without it nothing is filtered and ``reranking_model`` is
-    unavailable. ``parents(ids) -> {child_id: segment_id}`` names the candidates that are child
-    chunks (the others are segments themselves). ``executor`` runs all channels but the first
-    (which runs in the calling thread); share one bounded pool between services, but not the
+    unavailable. ``live_ids(ids)`` answers the same question without the texts, which is cheaper
+    (the texts of some hundred candidates are read only for a rerank model).
+    ``parents(ids) -> {child_id: segment_id}`` names the candidates that are child chunks (the
+    others are segments themselves). ``executor`` runs all channels but the first (which runs in
+    the calling thread); share one bounded pool between services, but not the
     pool whose threads call ``retrieve``, or a full pool deadlocks. Without one, the service owns
     a small pool: call :meth:`close` (or use it as a context manager) when done.
     """
@@ -94,12 +96,14 @@ class DatasetSearch:
         channels: Mapping[Channel, SearchChannel],
         *,
         live_segments: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
+        live_ids: Callable[[Sequence[str]], Collection[str]] | None = None,
         parents: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
         rerank_model: RerankModel | None = None,
         executor: ThreadPoolExecutor | None = None,
     ) -> None:
         self._channels = dict(channels)
         self._live_segments = live_segments
+        self._live_ids = live_ids
         self._parents = parents
         self._rerank_model = rerank_model
         self._owns_executor = executor is None
@@ -150,14 +154,12 @@ class DatasetSearch:
         summaries = config.search_in == "originals+summaries"
         found, timings = self._search(texts_of, channels, config.effective_recall_k, scope, summaries)
         found, children, parent_of = self._to_parents(found)
-        texts = self._live(found)
-        if texts is not None:
-            found = {ch: [(sid, s) for sid, s in hits if sid in texts] for ch, hits in found.items()}
-        hits = cut(
-            self._fuse(query, found, texts or {}, config, model), score_threshold=config.score_threshold
-        )
+        live, texts = self._live(found, texts_needed=config.reranking.mode == "reranking_model")
+        if live is not None:
+            found = {ch: [(sid, s) for sid, s in hits if sid in live] for ch, hits in found.items()}
+        hits = cut(self._fuse(query, found, texts, config, model), score_threshold=config.score_threshold)
         if parent_of:
-            self._attach_children(hits, children, parent_of, texts, config)
+            self._attach_children(hits, children, parent_of, live, config)
         return (reorder(hits) if config.reorder else hits), timings
 
     def close(self) -> None:
@@ -260,7 +262,7 @@ class DatasetSearch:
         hits: Sequence[FusedHit],
         children: Mapping[str, _Ranked],
         parent_of: Mapping[str, str],
-        live: Mapping[str, str] | None,
+        live: Collection[str] | None,
         config: RetrievalConfig,
     ) -> None:
         """Give each hit its children found, best first, scored by fusing the live children."""
@@ -282,12 +284,21 @@ class DatasetSearch:
         for hit in hits:
             hit.children = by_parent.get(hit.segment_id, [])
 
-    def _live(self, found: Mapping[str, _Ranked]) -> Mapping[str, str] | None:
-        """Texts of the live candidates, or None when the service has no live filter."""
-        if self._live_segments is None:
-            return None
+    def _live(
+        self, found: Mapping[str, _Ranked], *, texts_needed: bool
+    ) -> tuple[Collection[str] | None, Mapping[str, str]]:
+        """The live candidates (None when the service has no live filter) and, when
+        ``texts_needed`` or only ``live_segments`` can tell, their texts (else no texts)."""
+        if self._live_segments is None and self._live_ids is None:
+            return None, {}
         ids = list(dict.fromkeys(sid for hits in found.values() for sid, _ in hits))
-        return self._live_segments(ids) if ids else {}
+        if not ids:
+            return set(), {}
+        if self._live_ids is None or texts_needed:
+            assert self._live_segments is not None  # a rerank model is refused without it (_check)
+            texts = self._live_segments(ids)
+            return texts.keys(), texts
+        return self._live_ids(ids), {}
 
     def _fuse(
         self,

@@ -24,8 +24,9 @@ class SegmentStore(Protocol[RecordT, QueryT]):
     ``search`` returns ``(segment_id, score)`` best first and never returns disabled records, nor
     summaries (summary index) unless ``summaries``;
     ``ids``, ``count`` and ``disabled_ids`` include disabled records. Writes are visible to the
-    next ``search`` of the same process and durable after ``flush``. ``optimize`` may block for
-    a long time (index building): run it after ingest jobs, off the request path.
+    next ``search`` of the same process and durable after ``flush``. ``optimize`` may take a long
+    time (index building) and hold up writes meanwhile: run it after ingest jobs, off the request
+    path.
     """
 
     def upsert(self, records: Sequence[RecordT]) -> None: ...
@@ -89,7 +90,7 @@ class PointStore:
         self._collection.flush()
 
     def optimize(self) -> None:
-        """Let the engine build its index (embedded store: blocks for seconds to minutes)."""
+        """Let the engine build its index (embedded store: seconds to minutes; searches go on)."""
         self._collection.optimize()
 
     def drop(self) -> None:

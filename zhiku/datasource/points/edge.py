@@ -6,17 +6,26 @@ What a caller must know about qdrant-edge-py 0.9:
   (another process, or the same path twice in this one) raises :class:`StoreError`;
 - writes go to the WAL and are visible at once; :meth:`EdgeCollection.flush` makes them durable
   in the segments;
-- the HNSW graph is built only by :meth:`EdgeCollection.optimize`, which blocks and holds the GIL
-  (about 25 s for 100k 384-d points): run it after an ingest job, off the request path. Before
-  that, search scans the points exactly;
+- the HNSW graph is built only by the shard's ``optimize``, which holds the GIL for its whole run
+  (about 25 s for 100k 384-d points), so no other thread of the process runs meanwhile. Before
+  that, search scans the points exactly. :meth:`EdgeCollection.optimize` therefore runs it in a
+  child process on a copy of the shard and swaps the copy in when it is done: searches keep
+  answering from the open shard (exactly, or with its previous index) during the build and wait
+  only for the swap (closing the shard and opening the copy); writes wait for the whole build;
 - an interrupted optimisation may leave ``temp_segments/``; it is removed at open (the WAL lock is
-  held by then, so no other process can be using it).
+  held by then, so no other process can be using it). An interrupted swap leaves the shard's
+  directory beside its ``.build`` copy or its ``.old`` original; open finishes or undoes it.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +50,16 @@ from zhiku.datasource.points.collection import (
 
 _CONFIG_FILE = "edge_config.json"
 _TEMP_SEGMENTS = "temp_segments"
+#: Beside the shard directory: the copy being optimised, and the original while the copy moves in.
+_BUILD, _OLD = ".build", ".old"
+#: Below this many points, ``optimize`` runs in this process: no HNSW graph is built for them (see
+#: ``index_threshold_kb``), so merging segments takes less than starting a process would.
+CHILD_BUILD_MIN_POINTS = 5_000
+#: What the build process runs: it imports qdrant-edge only, and loads the copy with its saved config.
+_OPTIMIZE_COPY = (
+    "import sys, qdrant_edge as qe; "
+    "shard = qe.EdgeShard.load(sys.argv[1]); shard.optimize(); shard.flush(); shard.close()"
+)
 
 
 class EdgeCollection:
@@ -52,6 +71,9 @@ class EdgeCollection:
 
     ``index_threshold_kb`` (dense only): segments smaller than this are searched exactly and get
     no HNSW graph. Qdrant's default, 10,000 KB, is about 6,500 vectors of 384 dimensions.
+
+    ``child_build_min_points``: from this many points on, :meth:`optimize` builds in a child
+    process on a copy (see the module docstring). Thread-safe: reads wait only for a swap.
     """
 
     def __init__(
@@ -60,6 +82,7 @@ class EdgeCollection:
         spec: VectorSpec,
         integer_indexes: Sequence[str] = (),
         index_threshold_kb: int | None = None,
+        child_build_min_points: int = CHILD_BUILD_MIN_POINTS,
     ) -> None:
         self.path = Path(path)
         self.spec = spec
@@ -68,6 +91,12 @@ class EdgeCollection:
         #: whether anything was written since the shard was opened or flushed: closing a shard
         #: that was only searched skips the flush (~0.1 s per shard at every command's exit)
         self._written = False
+        self.child_build_min_points = child_build_min_points
+        self._writes = threading.RLock()  # held by each write, and by optimize from copy to swap
+        self._readers = threading.Condition()  # counts reads in flight; a swap waits for none
+        self._reading_now = 0
+        self._swapping = False
+        _finish_swap(self.path)
         self._shard: qe.EdgeShard | None = self._open()
         try:
             self._ensure_indexes(
@@ -126,7 +155,7 @@ class EdgeCollection:
         return self._shard
 
     def _update(self, what: str, operation: Any) -> None:
-        with store_errors(what, self._where):
+        with self._writes, store_errors(what, self._where):
             self._written = True
             self._require().update(operation)
 
@@ -187,14 +216,14 @@ class EdgeCollection:
             with_payload=False,
             with_vector=False,
         )
-        with store_errors("search", self._where):
-            return [(str(p.id), float(p.score)) for p in self._require().query(request)]
+        with self._reading() as shard, store_errors("search", self._where):
+            return [(str(p.id), float(p.score)) for p in shard.query(request)]
 
     def retrieve(self, ids: Sequence[str], with_vector: bool) -> list[PointData]:
         if not ids:
             return []
-        with store_errors("retrieve", self._where):
-            records = self._require().retrieve(list(ids), True, [self.spec.name] if with_vector else False)
+        with self._reading() as shard, store_errors("retrieve", self._where):
+            records = shard.retrieve(list(ids), True, [self.spec.name] if with_vector else False)
         return [point_from_record(r, self.spec, with_vector) for r in records]
 
     def scroll(self, with_vector: bool, page_size: int = 1024) -> Iterator[PointData]:
@@ -202,31 +231,76 @@ class EdgeCollection:
 
         def page(offset: Any) -> tuple[Sequence[Any], Any]:
             request = qe.ScrollRequest(offset=offset, limit=page_size, with_payload=True, with_vector=vectors)
-            with store_errors("scroll", self._where):
-                return self._require().scroll(request)
+            with self._reading() as shard, store_errors("scroll", self._where):
+                return shard.scroll(request)
 
         return scroll_points(page, self.spec, with_vector)
 
     def value_counts(self, key: str) -> dict[int, int]:
-        with store_errors("facet", self._where):
-            response = self._require().facet(qe.FacetRequest(key, limit=MAX_FACET_VALUES, exact=True))
+        with self._reading() as shard, store_errors("facet", self._where):
+            response = shard.facet(qe.FacetRequest(key, limit=MAX_FACET_VALUES, exact=True))
         return {int(hit.value): int(hit.count) for hit in response.hits}
 
     def count(self) -> int:
-        with store_errors("count", self._where):
-            return int(self._require().count(qe.CountRequest(exact=True)))
+        with self._reading() as shard, store_errors("count", self._where):
+            return int(shard.count(qe.CountRequest(exact=True)))
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def flush(self) -> None:
-        with store_errors("flush", self._where):
+        with self._writes, store_errors("flush", self._where):
             self._require().flush()
             self._written = False
 
     def optimize(self) -> None:
-        with store_errors("optimize", self._where):
-            self._written = True
-            self._require().optimize()
+        """Build the index and compact; from ``child_build_min_points`` points on in a child
+        process on a copy, searching this shard meanwhile (see the module docstring)."""
+        with self._writes:
+            shard = self._require()
+            with store_errors("optimize", self._where):
+                if shard.count(qe.CountRequest(exact=True)) < self.child_build_min_points:
+                    self._written = True
+                    shard.optimize()
+                    return
+                shard.flush()
+            build = _sibling(self.path, _BUILD)
+            shutil.rmtree(build, ignore_errors=True)
+            try:
+                shutil.copytree(self.path, build)
+                _optimize_copy(build, self._where)
+                self._swap_in(build)
+            finally:
+                shutil.rmtree(build, ignore_errors=True)
+
+    def _swap_in(self, build: Path) -> None:
+        """Replace the open shard by the optimised copy at ``build``, once no read is in flight."""
+        with self._readers:
+            self._swapping = True
+            self._readers.wait_for(lambda: self._reading_now == 0)
+        try:
+            self.close()
+            old = _sibling(self.path, _OLD)
+            self.path.rename(old)
+            build.rename(self.path)
+            shutil.rmtree(old)
+            self._shard = self._open()
+        finally:
+            with self._readers:
+                self._swapping = False
+                self._readers.notify_all()
+
+    @contextmanager
+    def _reading(self) -> Iterator[qe.EdgeShard]:
+        """The open shard, not closed by a swap until the caller is done with it."""
+        with self._readers:
+            self._readers.wait_for(lambda: not self._swapping)
+            self._reading_now += 1
+        try:
+            yield self._require()
+        finally:
+            with self._readers:
+                self._reading_now -= 1
+                self._readers.notify_all()
 
     def close(self) -> None:
         if self._shard is not None:
@@ -240,3 +314,31 @@ class EdgeCollection:
         """Close and delete the shard directory."""
         self.close()
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _sibling(path: Path, suffix: str) -> Path:
+    return path.with_name(path.name + suffix)
+
+
+def _optimize_copy(path: Path, where: str) -> None:
+    """Optimise the shard copy at ``path`` in a child process (the build holds its GIL, not ours)."""
+    run = subprocess.run(
+        [sys.executable, "-c", _OPTIMIZE_COPY, str(path)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    if run.returncode != 0:
+        tail = run.stderr.decode("utf-8", errors="replace")[-1000:]
+        raise StoreError(f"{where}: optimize failed in its build process ({run.returncode}): {tail}")
+
+
+def _finish_swap(path: Path) -> None:
+    """Complete a swap that stopped half-way: the original went to ``.old`` and the copy had not
+    yet taken its place (restore the original), or had (drop the original); drop a stray copy."""
+    old, build = _sibling(path, _OLD), _sibling(path, _BUILD)
+    if old.exists() and not path.exists():
+        os.replace(old, path)
+    shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(build, ignore_errors=True)

@@ -27,7 +27,8 @@ class DenseVectorStore(PointStore):
     whole documents can be deleted and disabled segments filtered inside the search. ``count`` and
     ``ids`` include disabled records. Vectors need not be normalised (Qdrant normalises them);
     a vector of the wrong size, with NaN/inf or all zeros raises :class:`InvalidInput`.
-    ``optimize`` builds the HNSW graph (embedded store: blocks, see ``points/edge.py``).
+    ``optimize`` builds the HNSW graph (embedded store: in a child process while searches go on,
+    see ``points/edge.py``).
     """
 
     def __init__(self, collection: PointCollection, dim: int, hnsw_ef: int = DEFAULT_HNSW_EF) -> None:

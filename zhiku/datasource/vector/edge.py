@@ -13,8 +13,9 @@ class EdgeVectorStore(DenseVectorStore):
     """Cosine vector store in the shard directory ``path`` (created if missing).
 
     Single-process: a second open of ``path`` while it is open raises StoreError. Search scans
-    exactly until :meth:`optimize` builds the HNSW graph (blocking; run it after ingest jobs), and
-    always below ``index_threshold_kb`` of vectors (Qdrant's default: 10,000 KB, ~6,500 384-d).
+    exactly until :meth:`optimize` builds the HNSW graph (in a child process, searches go on; run
+    it after ingest jobs), and always below ``index_threshold_kb`` of vectors (Qdrant's default:
+    10,000 KB, ~6,500 384-d).
     """
 
     def __init__(

@@ -1,0 +1,72 @@
+"""qdrant-edge's index build runs in a child process on a copy: searches answer meanwhile."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import qdrant_edge as qe
+
+from zhiku.datasource.points.collection import PointData, VectorSpec, base_payload
+from zhiku.datasource.points.edge import EdgeCollection
+from zhiku.datasource.vector.dense import DENSE
+
+DIM = 64
+POINTS = 4000
+
+
+def filled(path: Path) -> tuple[EdgeCollection, np.ndarray]:
+    """A collection of POINTS random vectors whose build makes an HNSW graph (low threshold)."""
+    vectors = np.random.default_rng(0).standard_normal((POINTS, DIM)).astype(np.float32)
+    collection = EdgeCollection(path, VectorSpec(DENSE, DIM), index_threshold_kb=64, child_build_min_points=0)
+    collection.upsert(
+        [PointData(str(uuid.UUID(int=i + 1)), list(map(float, v)), base_payload("doc", True))
+         for i, v in enumerate(vectors)]
+    )
+    return collection, vectors
+
+
+def test_searches_answer_while_the_index_builds_and_the_built_index_is_swapped_in(tmp_path: Path) -> None:
+    collection, vectors = filled(tmp_path / "dense")
+    query = list(map(float, vectors[7]))
+    expected = collection.search(query, 5, exact=True)
+    built = threading.Event()
+
+    def build() -> None:
+        collection.optimize()
+        built.set()
+
+    builder = threading.Thread(target=build)
+    started = last = time.perf_counter()
+    builder.start()
+    answers, gaps = [], []
+    while not built.is_set():
+        answers.append(collection.search(query, 5))
+        gaps.append(time.perf_counter() - last)
+        last = time.perf_counter()
+    builder.join()
+    took = time.perf_counter() - started
+    assert len(answers) >= 3
+    assert all(answer[0] == expected[0] for answer in answers)
+    # built in this process, the build would hold the GIL: one gap as long as the whole build
+    assert max(gaps) < took / 2, (max(gaps), took)
+    assert collection.search(query, 5)[0] == expected[0] and collection.count() == POINTS
+    collection.close()
+    assert not (tmp_path / "dense.build").exists() and not (tmp_path / "dense.old").exists()
+    shard = qe.EdgeShard.load(str(tmp_path / "dense"))
+    assert shard.info().indexed_vectors_count >= POINTS // 2  # the copy's graph is what is kept
+    shard.close()
+
+
+def test_open_finishes_a_swap_that_stopped_half_way(tmp_path: Path) -> None:
+    collection, _ = filled(tmp_path / "dense")
+    collection.close()
+    (tmp_path / "dense").rename(tmp_path / "dense.old")  # stopped before the copy moved in
+    (tmp_path / "dense.build").mkdir()
+    reopened = EdgeCollection(tmp_path / "dense", VectorSpec(DENSE, DIM))
+    assert reopened.count() == POINTS
+    assert not (tmp_path / "dense.build").exists() and not (tmp_path / "dense.old").exists()
+    reopened.close()
