@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from zhiku.core.config import Settings
 from zhiku.knowledge_base.jobs import IndexingQueue
+from zhiku.knowledge_base.worker_signals import open_signals
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -101,12 +102,16 @@ class CeleryIndexing:
     for the API (``wake``, ``progress``, ``stop``)."""
 
     def __init__(self, kb: KnowledgeBase, queue: IndexingQueue) -> None:
-        self._reaper = LeaseReaper(queue, kb.settings.worker_lease_seconds / 3)
+        settings = kb.settings
+        self._reaper = LeaseReaper(queue, settings.worker_lease_seconds / 3)
+        self._signals = open_signals(settings.broker_url, settings.worker_lease_seconds)
         self._writer: PreparedVersionWriter | None = None
-        if kb.settings.embedded_stores:
+        if settings.embedded_stores:
             from zhiku.knowledge_base.prepared_versions import PreparedVersionWriter
 
-            self._writer = PreparedVersionWriter(kb)
+            # woken by the workers' hand-over messages; the poll only catches a lost one
+            poll = 0.5 if self._signals is None else 2.0
+            self._writer = PreparedVersionWriter(kb, signals=self._signals, poll_seconds=poll)
 
     def start(self) -> None:
         self._reaper.start()
@@ -117,13 +122,15 @@ class CeleryIndexing:
         """Nothing to wake: the task sent for the document reaches a worker."""
 
     def progress(self, document_id: str) -> tuple[int, int] | None:
-        """Not known here: the embedding runs in a worker process."""
-        return None
+        """``(texts embedded, texts in all)`` as the worker running the document last reported."""
+        return self._signals.progress(document_id) if self._signals is not None else None
 
     def stop(self, timeout: float = 10.0) -> bool:
         stopped = self._reaper.stop(timeout)
         if self._writer is not None:
             stopped = self._writer.stop(timeout) and stopped
+        if self._signals is not None:
+            self._signals.close()
         return stopped
 
 
