@@ -135,3 +135,23 @@ def test_persisted_query_embeddings_survive_a_new_wrapper() -> None:
     assert (first == again).all()
     CachedEmbedding(model, cache).embed_query("绿茶怎么泡")  # not persisted: asks the model
     assert model.calls == 2
+
+
+def test_progress_moves_with_each_request_of_the_model_not_once_per_cache_batch() -> None:
+    class RequestByRequest(CountingModel):
+        """Reports progress after every text, as a remote model does after every request."""
+
+        def embed_documents(
+            self, texts: Sequence[str], *, on_progress: ProgressCallback | None = None
+        ) -> np.ndarray:
+            for done in range(1, len(texts) + 1):
+                if on_progress is not None:
+                    on_progress(done, len(texts))
+            return super().embed_documents(texts)
+
+    model = CachedEmbedding(RequestByRequest(), InMemoryEmbeddingCache())
+    model.embed_documents(["a"])
+    progress: list[tuple[int, int]] = []
+    model.embed_documents(["a", "b", "c", "d"], on_progress=lambda d, t: progress.append((d, t)))
+    assert [d for d, _ in progress][:3] == [2, 3, 4]  # "a" was cached; then one step per text
+    assert progress[-1] == (4, 4)

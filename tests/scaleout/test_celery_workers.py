@@ -1,6 +1,7 @@
 """Celery workers indexing through the API: three worker processes, one SIGKILLed mid-document
 five times (seeded); every document ends completed and fully served, with no duplicate segment.
-Then pause, resume and delete across processes, uploads kept in the database, ``zhiku status``.
+Then pause, resume and delete across processes, the progress a worker reports, uploads kept in
+the database, ``zhiku status``.
 
 The embedding model is a slow OpenAI-compatible server on 127.0.0.1 (a fixed delay per batch),
 so a document takes long enough to be caught mid-run, and the run stays short."""
@@ -191,13 +192,22 @@ def test_pause_resume_delete_and_status_across_processes(
     try:
         with server.client(key) as client:
 
+            batches: dict[str, str] = {}
+
             def add(name: str, text: str) -> str:
                 created = client.post(
                     f"/datasets/{dataset}/document/create-by-text",
                     json={"name": name, "text": text, "process_rule": {"max_tokens": 16, "chunk_overlap": 0}},
                 )
                 assert created.status_code == 200, created.text
-                return str(created.json()["document"]["id"])
+                document_id = str(created.json()["document"]["id"])
+                batches[document_id] = created.json()["batch"]
+                return document_id
+
+            def progress_of(document_id: str) -> tuple[int, int]:
+                url = f"/datasets/{dataset}/documents/{batches[document_id]}/indexing-status"
+                (record,) = client.get(url).json()["data"]
+                return record["completed_segments"], record["total_segments"]
 
             def status_of(document_id: str) -> str:
                 document = client.get(f"/datasets/{dataset}/documents/{document_id}").json()
@@ -209,12 +219,21 @@ def test_pause_resume_delete_and_status_across_processes(
             while not _leased_by(engine, worker.pid):
                 assert time.monotonic() < deadline
                 time.sleep(0.02)
+            # the worker reports its embedding progress, as the in-process threads do
+            deadline = time.monotonic() + 60
+            while not 0 < (progress := progress_of(running))[0] < progress[1]:
+                assert time.monotonic() < deadline, progress
+                time.sleep(0.05)
             document_url = f"/datasets/{dataset}/documents/{running}"
             assert client.patch(f"{document_url}/processing/pause").status_code == 200
             assert client.delete(f"/datasets/{dataset}/documents/{queued}").status_code == 200
             time.sleep(2)  # the worker stops at its next checkpoint
             assert status_of(running) == "paused"
             assert _leased_by(engine, worker.pid) == []
+            deadline = time.monotonic() + 60  # the worker ends the embedding batch it is in, then
+            while progress_of(running) != (0, 0):  # drops the stopped run's progress
+                assert time.monotonic() < deadline, progress_of(running)
+                time.sleep(0.1)
 
             # a generous ping: on a loaded machine a worker answers in more than a second; the
             # deleted document's task leaves the queue once the worker has taken it (a no-op)
@@ -235,6 +254,7 @@ def test_pause_resume_delete_and_status_across_processes(
                 time.sleep(0.2)
             segments = client.get(f"/datasets/{dataset}/documents/{running}/segments?limit=100").json()
             assert segments["total"] > 10
+            assert progress_of(running) == (segments["total"], segments["total"])
             assert client.get(f"/datasets/{dataset}/documents/{queued}").status_code == 404
             text = cli(home, "status", env=env)
             assert "workers alive: 1" in text and "documents: completed 1" in text

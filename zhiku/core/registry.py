@@ -8,8 +8,11 @@ that plugin is used.
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from collections.abc import Callable
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoints, entry_points
 from typing import Generic, TypeVar
 
 from zhiku.core.errors import ConfigError
@@ -17,6 +20,35 @@ from zhiku.core.errors import ConfigError
 T = TypeVar("T")
 
 ENTRY_POINT_GROUP = "zhiku.plugins"
+
+
+class _EntryPointCache:
+    """The group's entry points, read again only when ``sys.path`` or the modification time of
+    one of its directories changed. Reading them scans every installed distribution (tens of ms,
+    more than a small file's whole ingest); installing or removing a package adds or removes a
+    ``*.dist-info`` directory in a ``sys.path`` directory, which changes that directory's time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._key: tuple[tuple[str, int], ...] | None = None
+        self._found: EntryPoints | None = None
+
+    def get(self) -> EntryPoints:
+        key = tuple((path, _mtime_ns(path)) for path in sys.path)
+        with self._lock:
+            if self._found is None or key != self._key:
+                self._found, self._key = entry_points(group=ENTRY_POINT_GROUP), key
+            return self._found
+
+
+def _mtime_ns(path: str) -> int:
+    try:
+        return os.stat(path or ".").st_mtime_ns
+    except OSError:
+        return -1
+
+
+plugin_entry_points = _EntryPointCache().get
 
 
 class Registry(Generic[T]):
@@ -49,7 +81,7 @@ class Registry(Generic[T]):
         return sorted(
             {
                 ep.name[len(prefix) :]
-                for ep in entry_points(group=ENTRY_POINT_GROUP)
+                for ep in plugin_entry_points()
                 if ep.name.startswith(prefix)
             }
         )
@@ -65,8 +97,8 @@ class Registry(Generic[T]):
         importing whatever they name would let any writer of them run any function
         (``os.system:...``). Code that needs its own class registers it with :meth:`add`.
         With ``prefer_installed`` an installed entry point of that name replaces a registered
-        factory (extractors: a plug-in for ``txt`` reads every text file); this looks the
-        entry points up on every call, so use it where a call costs far more (a file).
+        factory (extractors: a plug-in for ``txt`` reads every text file); a package installed
+        while the process runs is found at the next call (see :func:`plugin_entry_points`).
         """
         if prefer_installed or name not in self._factories:
             found = self._entry_point(name)
@@ -77,7 +109,7 @@ class Registry(Generic[T]):
         raise ConfigError(f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}")
 
     def _entry_point(self, name: str) -> Callable[..., T] | None:
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
+        for ep in plugin_entry_points():
             if ep.name == f"{self.kind}.{name}":
                 factory: Callable[..., T] = self._loaded.get(ep.value) or ep.load()
                 self._loaded[ep.value] = factory

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from zhiku.core.config import Settings
 from zhiku.knowledge_base.jobs import IndexingQueue
+from zhiku.knowledge_base.worker_signals import open_signals
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -68,11 +70,19 @@ class TaskSender:
 
 
 class LeaseReaper:
-    """A thread putting back documents whose worker's lease ran out, every ``interval`` seconds."""
+    """A thread putting back documents whose worker's lease ran out, every ``interval`` seconds.
 
-    def __init__(self, queue: IndexingQueue, interval: float) -> None:
+    Given the broker's ``depth``, it also sends a task again for each document still ``waiting``
+    at two passes in a row with no task in the queue: its task was lost (a server that died
+    between its commit and the send, a broker that lost its data). A delivered task claims its
+    document at once, so such a document has none; a task sent twice finds it no longer
+    waiting and does nothing."""
+
+    def __init__(self, queue: IndexingQueue, interval: float, depth: Callable[[], int] | None = None) -> None:
         self._queue = queue
         self._interval = interval
+        self._depth = depth
+        self._idle_waiting: set[str] = set()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="zhiku-lease-reaper", daemon=True)
 
@@ -93,6 +103,22 @@ class LeaseReaper:
                 continue
             if reclaimed:
                 log.warning("queued again %d documents whose worker stopped: %s", len(reclaimed), reclaimed)
+            if self._depth is not None:
+                try:
+                    self._send_stranded(self._depth)
+                except Exception:  # noqa: BLE001 - the same: the next pass tries again
+                    log.exception("looking for waiting documents without a task failed")
+
+    def _send_stranded(self, depth: Callable[[], int]) -> None:
+        if depth():
+            self._idle_waiting = set()
+            return
+        waiting = self._queue.waiting_documents()
+        stranded = sorted(waiting & self._idle_waiting)
+        self._idle_waiting = waiting - set(stranded)
+        if stranded:
+            log.warning("sent tasks again for %d waiting documents whose task was lost", len(stranded))
+            self._queue.dispatch(stranded)
 
 
 class CeleryIndexing:
@@ -101,12 +127,17 @@ class CeleryIndexing:
     for the API (``wake``, ``progress``, ``stop``)."""
 
     def __init__(self, kb: KnowledgeBase, queue: IndexingQueue) -> None:
-        self._reaper = LeaseReaper(queue, kb.settings.worker_lease_seconds / 3)
+        settings = kb.settings
+        app = celery_app(settings)
+        self._reaper = LeaseReaper(queue, settings.worker_lease_seconds / 3, lambda: queue_depth(app))
+        self._signals = open_signals(settings.broker_url, settings.worker_lease_seconds)
         self._writer: PreparedVersionWriter | None = None
-        if kb.settings.embedded_stores:
+        if settings.embedded_stores:
             from zhiku.knowledge_base.prepared_versions import PreparedVersionWriter
 
-            self._writer = PreparedVersionWriter(kb)
+            # woken by the workers' hand-over messages; the poll only catches a lost one
+            poll = 0.5 if self._signals is None else 2.0
+            self._writer = PreparedVersionWriter(kb, signals=self._signals, poll_seconds=poll)
 
     def start(self) -> None:
         self._reaper.start()
@@ -117,13 +148,15 @@ class CeleryIndexing:
         """Nothing to wake: the task sent for the document reaches a worker."""
 
     def progress(self, document_id: str) -> tuple[int, int] | None:
-        """Not known here: the embedding runs in a worker process."""
-        return None
+        """``(texts embedded, texts in all)`` as the worker running the document last reported."""
+        return self._signals.progress(document_id) if self._signals is not None else None
 
     def stop(self, timeout: float = 10.0) -> bool:
         stopped = self._reaper.stop(timeout)
         if self._writer is not None:
             stopped = self._writer.stop(timeout) and stopped
+        if self._signals is not None:
+            self._signals.close()
         return stopped
 
 

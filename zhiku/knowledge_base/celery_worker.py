@@ -17,6 +17,7 @@ way ``zhiku serve`` does at start: running documents of other workers are theirs
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import socket
@@ -32,6 +33,7 @@ from zhiku.knowledge_base.knowledge_base import KnowledgeBase
 from zhiku.knowledge_base.pipeline import PipelineSpec
 from zhiku.knowledge_base.prepared_versions import PreparedVersions
 from zhiku.knowledge_base.uploads import open_uploads
+from zhiku.knowledge_base.worker_signals import open_signals
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +50,7 @@ class WorkerRuntime:
         self.queue = IndexingQueue(self._kb.sessions, open_uploads(settings, self._kb.sessions), sender)
         self._prepared = PreparedVersions(self._kb.sessions)
         self._lease = settings.worker_lease_seconds
+        self._signals = open_signals(settings.broker_url, self._lease)
         self._running: set[str] = set()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -57,6 +60,8 @@ class WorkerRuntime:
     def close(self) -> None:
         self._stopping.set()
         self._heartbeat.join(5)
+        if self._signals is not None:
+            self._signals.close()
         self._kb.close()
 
     def index(self, document_id: str) -> Outcome:
@@ -66,20 +71,23 @@ class WorkerRuntime:
             return "skipped"  # paused, deleted, done, or another worker has it
         with self._lock:
             self._running.add(document_id)
+        outcome: Outcome = "failed"
         try:
-            return self._run(job)
+            outcome = self._run(job)
         except ZhikuError as exc:
             self.queue.fail(job.document_id, str(exc))
-            return "failed"
         except Exception as exc:  # noqa: BLE001 - one document's failure must not end the worker
             log.exception("indexing document %s failed", job.document_id)
             self.queue.fail(job.document_id, f"{type(exc).__name__}: {exc}")
-            return "failed"
         finally:
             with self._lock:
                 self._running.discard(document_id)
-            with self._kb.sessions.begin() as session:
-                self.queue.release(session, document_id, self.owner)
+            if outcome != "handed_over":  # a handed-over version's lease ended with the hand-over
+                with self._kb.sessions.begin() as session:
+                    self.queue.release(session, document_id, self.owner)
+            if self._signals is not None and outcome != "handed_over":  # the writer clears that one
+                self._signals.clear_progress([document_id])
+        return outcome
 
     def _run(self, job: Job) -> Outcome:
         dataset = self._kb.dataset(job.dataset_id)
@@ -95,16 +103,22 @@ class WorkerRuntime:
         except FileNotFoundError:
             self.queue.fail(job.document_id, "its stored upload is gone; send the file again")
             return "failed"
+        signals = self._signals
+        on_embedded = functools.partial(signals.set_progress, job.document_id) if signals else None
         if not self.settings.embedded_stores:
-            info = dataset.index_waiting(job.document_id, pipeline=pipeline, source=source)
+            info = dataset.index_waiting(
+                job.document_id, pipeline=pipeline, source=source, on_embedded=on_embedded
+            )
             log.info("indexed %s (%s): %s", info.name, info.id, info.status)
             return "indexed"
-        version = dataset.prepare_waiting(job.document_id, source, pipeline=pipeline)
+        version = dataset.prepare_waiting(job.document_id, source, pipeline=pipeline, on_embedded=on_embedded)
         if version is None:
             return "failed"  # the document says why (or it was paused or deleted)
         if not self._prepared.hand_over(self.queue, job.dataset_id, version, self.owner):
             log.warning("lost the lease on %s: another worker indexes it", job.document_id)
             return "lost"
+        if signals is not None:
+            signals.handed_over()
         log.info("prepared %s (%d segments) for the store owner", job.document_id, len(version.segments))
         return "handed_over"
 

@@ -473,13 +473,20 @@ class Dataset:
         return self.document(document_id)
 
     def prepare_waiting(
-        self, document_id: str, source: Source, *, pipeline: Pipeline | None = None
+        self,
+        document_id: str,
+        source: Source,
+        *,
+        pipeline: Pipeline | None = None,
+        on_embedded: EmbeddingProgress | None = None,
     ) -> DocumentVersion | None:
         """Extract, clean, split and embed a claimed document (its vectors go to the shared
         embedding cache) without writing any store: the new version, left ``indexing`` for the
         process owning the stores to write; None when the run failed or was stopped (the
-        document says why)."""
-        ingestion = Ingestion(self._context, self.id, pipeline or self.pipeline(), open_stores=False)
+        document says why). ``on_embedded(done, total)`` reports the embedding."""
+        ingestion = Ingestion(
+            self._context, self.id, pipeline or self.pipeline(), on_embedded=on_embedded, open_stores=False
+        )
         return ingestion.prepare(source, document_id)
 
     def segment_editor(self) -> SegmentEditor:

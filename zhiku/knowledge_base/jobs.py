@@ -316,6 +316,19 @@ class IndexingQueue:
         self.dispatch(reclaimed)
         return reclaimed
 
+    def waiting_documents(self, limit: int = 1000) -> set[str]:
+        """Ids of queued documents waiting for a worker (up to ``limit``, oldest first)."""
+        with self._sessions() as session:
+            return set(
+                session.scalars(
+                    select(DocumentRow.id)
+                    .join(DocumentJobRow, DocumentJobRow.document_id == DocumentRow.id)
+                    .where(DocumentRow.status == str(S.WAITING), DocumentJobRow.upload.is_not(None))
+                    .order_by(DocumentRow.created_at)
+                    .limit(limit)
+                )
+            )
+
     @staticmethod
     def _set_lease(session: Session, document_id: str, owner: str | None, until: datetime | None) -> None:
         session.execute(

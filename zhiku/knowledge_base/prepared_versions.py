@@ -8,6 +8,10 @@ hands nothing over). The owner (``zhiku serve``) runs a :class:`PreparedVersionW
 writes those versions through the usual write path; their vectors come from the cache, so the
 owner embeds nothing. A version written twice (the owner crashed between its commit and the
 removal of the row) is refused the second time: the document is no longer ``indexing``.
+
+The writer sleeps until a worker announces a hand-over on the broker's Redis
+(:mod:`zhiku.knowledge_base.worker_signals`), and polls the table every ``poll_seconds`` besides
+(the only wake-up without a Redis broker); versions that arrived meanwhile go in one write.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from zhiku.knowledge_base.jobs import IndexingQueue
 
 if TYPE_CHECKING:
     from zhiku.knowledge_base.knowledge_base import KnowledgeBase
+    from zhiku.knowledge_base.worker_signals import WorkerSignals
 
 log = logging.getLogger(__name__)
 
@@ -113,9 +118,13 @@ class PreparedVersions:
 class PreparedVersionWriter:
     """A thread of the store owner writing handed-over versions until :meth:`stop`."""
 
-    def __init__(self, kb: KnowledgeBase, *, poll_seconds: float = 0.5) -> None:
+    def __init__(
+        self, kb: KnowledgeBase, *, signals: WorkerSignals | None = None, poll_seconds: float = 0.5
+    ) -> None:
         self._kb = kb
         self._versions = PreparedVersions(kb.sessions)
+        self._signals = signals
+        self._listener = signals.listener() if signals is not None else None
         self._poll_seconds = poll_seconds
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="zhiku-version-writer", daemon=True)
@@ -126,7 +135,10 @@ class PreparedVersionWriter:
     def stop(self, timeout: float = 10.0) -> bool:
         self._stopping.set()
         self._thread.join(timeout)
-        return not self._thread.is_alive()
+        stopped = not self._thread.is_alive()
+        if stopped and self._listener is not None:
+            self._listener.close()
+        return stopped
 
     def write_waiting(self) -> int:
         """Write one batch of handed-over versions; how many documents it took."""
@@ -141,6 +153,8 @@ class PreparedVersionWriter:
                 for document_id in ids:
                     self._kb.states.fail(document_id, f"indexing failed: {type(exc).__name__}: {exc}")
             self._versions.remove(ids)
+            if self._signals is not None:
+                self._signals.clear_progress(ids)
         return taken
 
     def _run(self) -> None:
@@ -150,5 +164,9 @@ class PreparedVersionWriter:
             except Exception:  # noqa: BLE001 - a database hiccup must not end the writer
                 log.exception("reading prepared versions failed")
                 taken = 0
-            if not taken:
+            if taken:
+                continue
+            if self._listener is not None:
+                self._listener.wait(self._poll_seconds, self._stopping)
+            else:
                 self._stopping.wait(self._poll_seconds)

@@ -94,7 +94,8 @@ class CachedEmbedding:
         for start in range(0, len(misses), CACHE_BATCH):
             checkpoint()
             part = misses[start : start + CACHE_BATCH]
-            fresh = self.model.embed_documents([unique[h] for h in part])
+            texts_part = [unique[h] for h in part]
+            fresh = self.model.embed_documents(texts_part, on_progress=_from(on_progress, done, total))
             new = dict(zip(part, fresh, strict=True))
             self.cache.put_many(self.name, new)
             vectors.update(new)
@@ -147,3 +148,12 @@ class CachedEmbedding:
             else:
                 vectors = np.stack([self.model.embed_query(text) for text in texts_part])
             self.cache.put_many(self._query_key, dict(zip(part, vectors, strict=True)))
+
+
+def _from(on_progress: ProgressCallback | None, before: int, total: int) -> ProgressCallback | None:
+    """The model's own progress within one cache batch (one report per request to a remote
+    model), counted on from the ``before`` texts already done: a document's progress moves with
+    every request, not once per cache batch."""
+    if on_progress is None:
+        return None
+    return lambda made, _in_batch: on_progress(before + made, total)
