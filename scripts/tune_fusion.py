@@ -2,7 +2,8 @@
 
 Each channel is searched once per query (``recall_k`` candidates); every fusion setting is then
 scored offline with the same functions the retrieval service uses, so a grid of hundreds of
-settings costs one pass of searches. Used to choose the default weights; prints nDCG@10.
+settings costs one pass of searches. Used to choose the default fusion (``adaptive``, with its
+peak rank) and weights; prints nDCG@10.
 
     python scripts/tune_fusion.py --home ~/.zhiku ../shared/eval/zh_medical_dialogue
 """
@@ -20,7 +21,7 @@ from zhiku import KnowledgeBase
 from zhiku.core.db import DocumentRow, SegmentRow
 from zhiku.evaluation.metrics import ndcg_at
 from zhiku.evaluation.sets import load_eval_set
-from zhiku.fusion.fusion import rrf, weighted_score
+from zhiku.fusion.fusion import adaptive_score, rrf, weighted_score
 
 
 def main() -> None:
@@ -40,7 +41,7 @@ def main() -> None:
     with KnowledgeBase.open(args.home) as kb:
         dataset = kb.dataset(f"eval-{eval_set.name}-passage")
         dataset.persist_query_embeddings(list(eval_set.queries.values()))
-        index = kb._index(dataset.id)
+        index = kb.dataset_index(dataset.id)
         with kb.sessions() as session:
             passage_of = dict(
                 session.execute(
@@ -68,6 +69,14 @@ def main() -> None:
     results = {}
     for channel in ("semantic", "full_text", "keyword"):
         results[channel] = score(lambda c, ch=channel: weighted_score({ch: c[ch]}, {ch: 1.0}, top_n=10))
+    for peak_rank in (3, 5, 8):
+        for channels in (("semantic", "full_text"), ("semantic", "full_text", "keyword")):
+            key = f"adaptive peak{peak_rank} {'+'.join(channels)}"
+            results[key] = score(
+                lambda c, p=peak_rank, chs=channels: adaptive_score(
+                    {ch: c[ch] for ch in chs}, dict.fromkeys(chs, 1.0), top_n=10, peak_rank=p
+                )
+            )
     if args.weights:
         for item in args.weights.split(";"):
             semantic, full_text, keyword = (float(x) for x in item.split(","))
