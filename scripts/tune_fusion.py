@@ -19,7 +19,7 @@ from sqlalchemy import select
 
 from zhiku import KnowledgeBase
 from zhiku.core.db import DocumentRow, SegmentRow
-from zhiku.evaluation.metrics import ndcg_at
+from zhiku.evaluation.metrics import mrr_at, ndcg_at, recall_at
 from zhiku.evaluation.sets import load_eval_set
 from zhiku.fusion.fusion import adaptive_score, rrf, weighted_score
 
@@ -34,6 +34,9 @@ def main() -> None:
         "--weights",
         default=None,
         help="only these settings: 'semantic,full_text,keyword;...' (weighted minmax)",
+    )
+    parser.add_argument(
+        "--metrics", action="store_true", help="print [nDCG@10, recall@5, MRR@10] per setting"
     )
     args = parser.parse_args()
 
@@ -59,12 +62,15 @@ def main() -> None:
             }
             runs.append((eval_set.qrels[query_id], candidates))
 
-    def score(fuse) -> float:  # type: ignore[no-untyped-def]
-        total = 0.0
+    def score(fuse) -> float | list[float]:  # type: ignore[no-untyped-def]
+        totals = [0.0, 0.0, 0.0]
         for relevant, candidates in runs:
             ranked = [passage_of[hit.segment_id] for hit in fuse(candidates)]
-            total += ndcg_at(ranked, relevant, 10)
-        return round(total / len(runs), 4)
+            totals[0] += ndcg_at(ranked, relevant, 10)
+            totals[1] += recall_at(ranked, relevant, 5)
+            totals[2] += mrr_at(ranked, relevant, 10)
+        values = [round(total / len(runs), 4) for total in totals]
+        return values if args.metrics else values[0]
 
     results = {}
     for channel in ("semantic", "full_text", "keyword"):
@@ -98,7 +104,7 @@ def main() -> None:
         results[f"rrf s{semantic} f{full_text} k{keyword}"] = score(
             lambda c, w=weights: rrf(c, k=60, weights=w, top_n=10)
         )
-    best = sorted(results.items(), key=lambda item: -item[1])
+    best = sorted(results.items(), key=lambda item: -_ndcg(item[1]))
     print(
         json.dumps(
             {
@@ -109,6 +115,10 @@ def main() -> None:
             indent=1,
         )
     )
+
+
+def _ndcg(value: float | list[float]) -> float:
+    return value[0] if isinstance(value, list) else value
 
 
 if __name__ == "__main__":
