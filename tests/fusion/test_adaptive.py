@@ -18,7 +18,8 @@ def flat(prefix: str, n: int = 10, top: float = 0.80, step: float = 0.001) -> li
 
 def peaked(prefix: str, n: int = 10) -> list[tuple[str, float]]:
     """A sure channel: two clear matches far above a flat tail."""
-    return [(f"{prefix}0", 30.0), (f"{prefix}1", 25.0)] + [(f"{prefix}{i}", 5.0 - 0.1 * i) for i in range(2, n)]
+    tail = [(f"{prefix}{i}", 5.0 - 0.1 * i) for i in range(2, n)]
+    return [(f"{prefix}0", 30.0), (f"{prefix}1", 25.0), *tail]
 
 
 def test_peakedness_measures_the_top_against_the_whole_range() -> None:
@@ -61,13 +62,15 @@ def test_equally_shaped_lists_keep_the_configured_weights() -> None:
 
 def test_flat_channels_fall_back_to_the_configured_weights() -> None:
     scores = {"semantic": [0.5, 0.5], "full_text": [2.0, 2.0, 2.0]}
-    assert adaptive_weights(scores, {"semantic": 0.6, "full_text": 0.4}) == {"semantic": 0.6, "full_text": 0.4}
+    shares = {"semantic": 0.6, "full_text": 0.4}
+    assert adaptive_weights(scores, shares) == shares
 
 
 def test_configured_weights_still_scale_the_channels() -> None:
     scores = {"semantic": [s for _, s in peaked("s")], "full_text": [s for _, s in peaked("f")]}
     assert adaptive_weights(scores, {"semantic": 0.2, "full_text": 0.8})["full_text"] == pytest.approx(0.8)
-    assert adaptive_weights(scores, {"semantic": 0.0, "full_text": 1.0}) == {"semantic": 0.0, "full_text": 1.0}
+    only_bm25 = {"semantic": 0.0, "full_text": 1.0}
+    assert adaptive_weights(scores, only_bm25) == only_bm25
 
 
 def test_adaptive_follows_the_sure_channel_where_weighted_score_follows_the_vague_one() -> None:
