@@ -19,6 +19,7 @@ from sqlalchemy import select
 
 from zhiku import KnowledgeBase
 from zhiku.core.db import DocumentRow, SegmentRow
+from zhiku.core.retrieval_config import DEFAULT_WEIGHTS
 from zhiku.evaluation.metrics import mrr_at, ndcg_at, recall_at
 from zhiku.evaluation.sets import load_eval_set
 from zhiku.fusion.fusion import adaptive_score, rrf, weighted_score
@@ -75,12 +76,13 @@ def main() -> None:
     results = {}
     for channel in ("semantic", "full_text", "keyword"):
         results[channel] = score(lambda c, ch=channel: weighted_score({ch: c[ch]}, {ch: 1.0}, top_n=10))
+    priors = {str(ch): w for ch, w in DEFAULT_WEIGHTS.items()}  # the default config's, keyword 0.1
     for peak_rank in (3, 5, 8):
         for channels in (("semantic", "full_text"), ("semantic", "full_text", "keyword")):
             key = f"adaptive peak{peak_rank} {'+'.join(channels)}"
             results[key] = score(
                 lambda c, p=peak_rank, chs=channels: adaptive_score(
-                    {ch: c[ch] for ch in chs}, dict.fromkeys(chs, 1.0), top_n=10, peak_rank=p
+                    {ch: c[ch] for ch in chs}, priors, top_n=10, peak_rank=p
                 )
             )
     if args.weights:
