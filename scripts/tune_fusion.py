@@ -2,7 +2,8 @@
 
 Each channel is searched once per query (``recall_k`` candidates); every fusion setting is then
 scored offline with the same functions the retrieval service uses, so a grid of hundreds of
-settings costs one pass of searches. Used to choose the default weights; prints nDCG@10.
+settings costs one pass of searches. Used to choose the default fusion (``adaptive``, with its
+peak rank) and weights; prints nDCG@10.
 
     python scripts/tune_fusion.py --home ~/.zhiku ../shared/eval/zh_medical_dialogue
 """
@@ -18,9 +19,10 @@ from sqlalchemy import select
 
 from zhiku import KnowledgeBase
 from zhiku.core.db import DocumentRow, SegmentRow
-from zhiku.evaluation.metrics import ndcg_at
+from zhiku.core.retrieval_config import DEFAULT_WEIGHTS
+from zhiku.evaluation.metrics import mrr_at, ndcg_at, recall_at
 from zhiku.evaluation.sets import load_eval_set
-from zhiku.fusion.fusion import rrf, weighted_score
+from zhiku.fusion.fusion import adaptive_score, rrf, weighted_score
 
 
 def main() -> None:
@@ -34,13 +36,16 @@ def main() -> None:
         default=None,
         help="only these settings: 'semantic,full_text,keyword;...' (weighted minmax)",
     )
+    parser.add_argument(
+        "--metrics", action="store_true", help="print [nDCG@10, recall@5, MRR@10] per setting"
+    )
     args = parser.parse_args()
 
     eval_set = load_eval_set(args.setdir, args.limit_queries)
     with KnowledgeBase.open(args.home) as kb:
         dataset = kb.dataset(f"eval-{eval_set.name}-passage")
         dataset.persist_query_embeddings(list(eval_set.queries.values()))
-        index = kb._index(dataset.id)
+        index = kb.dataset_index(dataset.id)
         with kb.sessions() as session:
             passage_of = dict(
                 session.execute(
@@ -58,16 +63,28 @@ def main() -> None:
             }
             runs.append((eval_set.qrels[query_id], candidates))
 
-    def score(fuse) -> float:  # type: ignore[no-untyped-def]
-        total = 0.0
+    def score(fuse) -> float | list[float]:  # type: ignore[no-untyped-def]
+        totals = [0.0, 0.0, 0.0]
         for relevant, candidates in runs:
             ranked = [passage_of[hit.segment_id] for hit in fuse(candidates)]
-            total += ndcg_at(ranked, relevant, 10)
-        return round(total / len(runs), 4)
+            totals[0] += ndcg_at(ranked, relevant, 10)
+            totals[1] += recall_at(ranked, relevant, 5)
+            totals[2] += mrr_at(ranked, relevant, 10)
+        values = [round(total / len(runs), 4) for total in totals]
+        return values if args.metrics else values[0]
 
     results = {}
     for channel in ("semantic", "full_text", "keyword"):
         results[channel] = score(lambda c, ch=channel: weighted_score({ch: c[ch]}, {ch: 1.0}, top_n=10))
+    priors = {str(ch): w for ch, w in DEFAULT_WEIGHTS.items()}  # the default config's, keyword 0.1
+    for peak_rank in (3, 5, 8):
+        for channels in (("semantic", "full_text"), ("semantic", "full_text", "keyword")):
+            key = f"adaptive peak{peak_rank} {'+'.join(channels)}"
+            results[key] = score(
+                lambda c, p=peak_rank, chs=channels: adaptive_score(
+                    {ch: c[ch] for ch in chs}, priors, top_n=10, peak_rank=p
+                )
+            )
     if args.weights:
         for item in args.weights.split(";"):
             semantic, full_text, keyword = (float(x) for x in item.split(","))
@@ -89,7 +106,7 @@ def main() -> None:
         results[f"rrf s{semantic} f{full_text} k{keyword}"] = score(
             lambda c, w=weights: rrf(c, k=60, weights=w, top_n=10)
         )
-    best = sorted(results.items(), key=lambda item: -item[1])
+    best = sorted(results.items(), key=lambda item: -_ndcg(item[1]))
     print(
         json.dumps(
             {
@@ -100,6 +117,10 @@ def main() -> None:
             indent=1,
         )
     )
+
+
+def _ndcg(value: float | list[float]) -> float:
+    return value[0] if isinstance(value, list) else value
 
 
 if __name__ == "__main__":

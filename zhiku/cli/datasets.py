@@ -176,7 +176,7 @@ def dataset_sections(
 )
 @click.option(
     "--fusion",
-    type=click.Choice(["weighted_score", "rrf", "reranking_model"]),
+    type=click.Choice(["adaptive", "weighted_score", "rrf", "reranking_model"]),
     default=None,
     help="How hybrid search fuses its channels.",
 )

@@ -24,7 +24,7 @@ from zhiku.splitters import splitters
 
 SEARCH_METHODS = ("hybrid_search", "semantic_search", "full_text_search", "keyword_search")
 CHANNELS = ("semantic", "full_text", "keyword")
-FUSION_MODES = ("weighted_score", "rrf", "reranking_model", "none")
+FUSION_MODES = ("adaptive", "weighted_score", "rrf", "reranking_model", "none")
 #: Metadata conditions a hit-testing form may carry.
 MAX_FILTER_ROWS = 5
 MAX_SEGMENT_CHARS = 100_000

@@ -142,6 +142,7 @@ ZH: dict[str, str] = {
     "semantic": "向量",
     "full_text": "全文 BM25",
     "keyword": "关键词",
+    "adaptive": "自适应加权",
     "weighted_score": "加权分数",
     "rrf": "倒数排名融合 RRF",
     "reranking_model": "重排模型",

@@ -14,7 +14,7 @@ from zhiku.core.sections import SectionPath
 
 SearchMethod = Literal["semantic_search", "full_text_search", "keyword_search", "hybrid_search"]
 Channel = Literal["semantic", "full_text", "keyword"]
-FusionMode = Literal["weighted_score", "reranking_model", "rrf", "none"]
+FusionMode = Literal["adaptive", "weighted_score", "reranking_model", "rrf", "none"]
 #: What the channels match a query against (summary index): the segments only, or also the
 #: summaries written of them — a summary's hit returns its segment, never a result of its own.
 SearchIn = Literal["originals", "originals+summaries"]
@@ -41,13 +41,14 @@ CHANNEL_OF_METHOD: dict[str, Channel] = {
 class RerankingConfig(BaseModel):
     """How the channels' candidates are fused into one ranking.
 
-    ``weights`` are per channel (missing channels weigh 0 in ``weighted_score``); ``rrf_k`` is the
-    RRF constant; ``model`` names a rerank model for ``reranking_model``.
+    ``weights`` are per channel (missing channels weigh 0 in ``adaptive`` and ``weighted_score``;
+    ``adaptive`` scales them per query by how peaked each channel's list is); ``rrf_k`` is the RRF
+    constant; ``model`` names a rerank model for ``reranking_model``.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    mode: FusionMode = "weighted_score"
+    mode: FusionMode = "adaptive"
     weights: dict[Channel, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     rrf_k: int = Field(60, ge=1)
     model: str | None = None

@@ -7,6 +7,8 @@ built). What the final score means, and so what a ``score_threshold`` compares a
 per fusion:
 
 =====================  ==========================================================================
+``adaptive``           weighted mean of min-max normalised channel scores, the weights set per
+                       query by how peaked each channel's list is, in ``[0, 1]``
 ``weighted_score``     weighted mean of normalised channel scores, in ``[0, 1]``
 ``rrf``                weighted reciprocal-rank sum divided by its maximum, in ``(0, 1]``
 ``max_score``          one channel: its raw score (cosine, BM25, ...); several: best normalised
@@ -29,6 +31,7 @@ from itertools import chain, zip_longest
 from typing import Literal
 
 from zhiku.core.errors import ConfigError, InvalidInput, ModelUnavailable
+from zhiku.fusion.adaptive import PEAK_RANK, adaptive_weights
 from zhiku.fusion.types import Candidates, FusedHit, Normalization
 from zhiku.providers.rerank.base import RerankModel
 
@@ -93,7 +96,38 @@ def weighted_score(
         w = share[channel]
         return [w * s for s in normalize(raw, normalization)]
 
-    return _fuse(candidates, values, "sum", top_n)
+    return _fuse(_columns(candidates), values, "sum", top_n)
+
+
+def adaptive_score(
+    candidates: Candidates,
+    weights: Mapping[str, float],
+    top_n: int | None = None,
+    peak_rank: int = PEAK_RANK,
+) -> list[FusedHit]:
+    """:func:`weighted_score` (min-max) with each channel's weight scaled, per query, by how
+    peaked its list is (:func:`~zhiku.fusion.adaptive.peakedness` at ``peak_rank``).
+
+    ``final = sum_c w_c(q) * minmax_c(segment)`` with ``w_c(q)`` proportional to
+    ``weight_c * peakedness_c(q)`` and summing to 1, so the final score lies in ``[0, 1]`` like
+    ``weighted_score``'s. A channel whose best candidates barely stand out of its list (a vague
+    match) gives way, for this query, to one that found a few clear matches; a channel with equal
+    scores throughout weighs 0 unless every channel is that flat (then the weights are used as
+    given). Works for any number of channels.
+
+    Raises ConfigError like :func:`weighted_score`, or if ``peak_rank`` < 2.
+    """
+    if peak_rank < 2:
+        raise ConfigError(f"adaptive peak_rank must be at least 2, got {peak_rank}")
+    columns = _columns(candidates)
+    scores = {channel: list(column.values()) for channel, column in columns.items()}
+    share = adaptive_weights(scores, _shares(candidates, weights), peak_rank)
+
+    def values(channel: str, raw: list[float]) -> list[float]:
+        w = share[channel]
+        return [w * s for s in normalize(raw, "minmax")]
+
+    return _fuse(columns, values, "sum", top_n)
 
 
 def rrf(
@@ -122,7 +156,7 @@ def rrf(
         w = share[channel] * (k + 1)
         return [w / (k + rank) for rank in range(1, len(raw) + 1)]
 
-    return _fuse(candidates, values, "sum", top_n)
+    return _fuse(_columns(candidates), values, "sum", top_n)
 
 
 def max_score(
@@ -136,8 +170,8 @@ def max_score(
     over the channels, in ``[0, 1]``.
     """
     if len(candidates) == 1:
-        return _fuse(candidates, lambda _, raw: raw, "max", top_n)
-    return _fuse(candidates, lambda _, raw: normalize(raw, normalization), "max", top_n)
+        return _fuse(_columns(candidates), lambda _, raw: raw, "max", top_n)
+    return _fuse(_columns(candidates), lambda _, raw: normalize(raw, normalization), "max", top_n)
 
 
 def rerank_with_model(
@@ -196,13 +230,12 @@ def _shares(candidates: Candidates, weights: Mapping[str, float]) -> dict[str, f
 
 
 def _fuse(
-    candidates: Candidates,
+    columns: Mapping[str, _Column],
     values: Callable[[str, list[float]], Sequence[float]],
     combine: Literal["sum", "max"],
     top_n: int | None,
 ) -> list[FusedHit]:
     """Combine each channel's per-candidate ``values(channel, raw_scores)`` into final scores."""
-    columns = _columns(candidates)
     final: dict[str, float] = {}
     get = final.get
     for channel, column in columns.items():

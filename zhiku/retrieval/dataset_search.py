@@ -35,7 +35,7 @@ from typing import Protocol
 from zhiku.core.errors import ConfigError, StoreError, ZhikuError
 from zhiku.core.retrieval_config import Channel, RetrievalConfig
 from zhiku.core.scope import DocumentScope
-from zhiku.fusion.fusion import cut, max_score, rerank_with_model, rrf, weighted_score
+from zhiku.fusion.fusion import adaptive_score, cut, max_score, rerank_with_model, rrf, weighted_score
 from zhiku.fusion.reorder import reorder
 from zhiku.fusion.types import FusedHit
 from zhiku.providers.rerank.base import RerankModel
@@ -276,6 +276,8 @@ class DatasetSearch:
             fused = max_score(found)
         elif reranking.mode == "rrf":
             fused = rrf(found, k=reranking.rrf_k, weights=weights)
+        elif reranking.mode == "adaptive":
+            fused = adaptive_score(found, weights)
         else:  # weighted_score, and under a rerank model (which orders the parents only)
             fused = weighted_score(found, weights)
         by_parent: dict[str, list[tuple[str, float]]] = {}
@@ -315,6 +317,8 @@ class DatasetSearch:
         if len(found) == 1 or reranking.mode == "none":
             return max_score(found, top_n=top_n)
         weights: dict[str, float] = {ch: w for ch, w in reranking.weights.items()}
+        if reranking.mode == "adaptive":
+            return adaptive_score(found, weights, top_n=top_n)
         if reranking.mode == "weighted_score":
             return weighted_score(found, weights, top_n=top_n)
         return rrf(found, k=reranking.rrf_k, weights=weights, top_n=top_n)
