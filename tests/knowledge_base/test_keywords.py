@@ -3,6 +3,7 @@ user dictionary takes effect after a rebuild of the postings, without reopening.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from zhiku import KnowledgeBase
@@ -55,3 +56,17 @@ def test_rebuild_stops_between_batches(kb: KnowledgeBase) -> None:
     assert ds.rebuild_keywords(batch_size=2, should_stop=stop, on_progress=progress.append) == 2
     assert progress == [2]
     assert _keyword_hits(ds, "茶叶种植")
+
+
+def test_a_search_follows_an_edited_user_dictionary(kb: KnowledgeBase, tmp_path: Path) -> None:
+    words = tmp_path / "words.txt"
+    words.write_text("青山茶园 10\n", encoding="utf-8")
+    ds = kb.create_dataset("follow", user_dict=words)
+    _add(ds, "青山茶园每年举办采茶节。")
+    index = kb._context.index(ds.id)  # noqa: SLF001 - the serving process's open index
+    before = index.keywords.tokenizer
+    words.write_text("青山茶园 10\n采茶节 10\n", encoding="utf-8")
+    os.utime(words, (words.stat().st_atime, words.stat().st_mtime + 5))
+    _keyword_hits(ds, "采茶节")
+    assert index.keywords.tokenizer is not before
+    assert "采茶节" in index.keywords.tokenizer.tokenize("举办采茶节")

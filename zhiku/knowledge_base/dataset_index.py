@@ -26,6 +26,7 @@ same transaction, so the protocol above holds for all.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -234,6 +235,14 @@ class _FullTextChannel:
         return self._index.fulltext.search(tokens, limit, scope, summaries=summaries)
 
 
+def _mtime(path: Path | None) -> float | None:
+    """When ``path`` was last written (None: no file)."""
+    try:
+        return path.stat().st_mtime if path is not None else None
+    except OSError:
+        return None
+
+
 class _KeywordChannel:
     """Keyword postings of segments and, once the dataset has any, of child chunks (and of
     summaries, when asked for), merged."""
@@ -244,6 +253,7 @@ class _KeywordChannel:
     def search(
         self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
     ) -> list[tuple[str, float]]:
+        self._index.follow_user_dict()
         found = self._index.keywords.search(query, limit, scope)
         if self._index.has_children:
             children = self._index.child_keywords.search(query, limit, scope, summaries=summaries)
@@ -270,6 +280,8 @@ class DatasetIndex:
             user_dict=Path(user_dict) if user_dict else None,
             stop_words=tokenizer_settings.get("stop_words"),
         )
+        self._user_dict_mtime = _mtime(self.tokenizer.user_dict)
+        self._user_dict_lock = threading.Lock()
         self.keyword_extractor = KeywordExtractor(
             self.tokenizer, top_n=int(tokenizer_settings.get("keyword_count", settings.keyword_count))
         )
@@ -871,9 +883,18 @@ class DatasetIndex:
         """Re-read the dataset's jieba user dictionary for the keyword channel (its postings are
         rebuilt after: :meth:`rebuild_keywords`). BM25 keeps the tokenizer its index was built
         with, so its query tokens still match until the documents are re-indexed."""
+        self._user_dict_mtime = _mtime(self.tokenizer.user_dict)
         tokenizer = Tokenizer.from_settings(self.tokenizer.settings())
         self.keyword_extractor = KeywordExtractor(tokenizer, top_n=self.keyword_extractor.top_n)
         self.keywords.tokenizer = self.child_keywords.tokenizer = tokenizer
+
+    def follow_user_dict(self) -> None:
+        """Re-read the user dictionary for the keyword channel if its file changed since it was
+        read: the process that rebuilt the postings is rarely the one serving searches."""
+        if self.tokenizer.user_dict is not None and _mtime(self.tokenizer.user_dict) != self._user_dict_mtime:
+            with self._user_dict_lock:
+                if _mtime(self.tokenizer.user_dict) != self._user_dict_mtime:
+                    self.reload_keyword_tokenizer()
 
     def rebuild_keywords(
         self,
