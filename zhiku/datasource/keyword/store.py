@@ -68,12 +68,18 @@ _SEGMENTS = _table(SegmentRow)
 
 #: Query words searched at most (a pasted page would otherwise read every posting).
 MAX_QUERY_WORDS = 32
-#: Postings read per query word: its heaviest, from the (dataset, keyword, weight) index.
+#: Postings read per query word: its heaviest, from the (dataset, keyword, weight) index; this
+#: many per hit asked for, within bounds. A point outside every word's heaviest few rarely
+#: makes the top hits.
+POSTINGS_PER_HIT = 10
+POSTINGS_MIN = 100
 POSTINGS_PER_WORD = 500
 #: Document frequencies are counted up to this.
 DF_COUNT_MAX = 20000
-#: Seconds a dataset's point count is reused.
+#: Seconds a dataset's point count, and a common word's counted frequency, are reused.
 POINT_COUNT_TTL = 30.0
+#: Common words' frequencies remembered per store at most.
+DF_CACHE_SIZE = 4096
 
 
 def bm25_idf(points: int, frequency: int) -> float:
@@ -103,6 +109,7 @@ class KeywordStore:
         self.tokenizer = tokenizer
         self._layout = layout
         self._points_counted: tuple[float, int] | None = None
+        self._frequencies: dict[str, tuple[float, int]] = {}
 
     def add(self, session: Session, postings: Iterable[tuple[str, Sequence[tuple[str, float]]]]) -> None:
         """Add ``(point_id, [(keyword, weight), ...])`` rows in the caller's transaction."""
@@ -132,8 +139,9 @@ class KeywordStore:
         summaries of the summary index only if ``summaries``), best first, with their scores.
 
         Bounded whatever the dataset's size: at most :data:`MAX_QUERY_WORDS` words (the rarest by
-        jieba's table), each reading at most :data:`POSTINGS_PER_WORD` postings (its heaviest,
-        straight from the covering index), each counted up to :data:`DF_COUNT_MAX`.
+        jieba's table), each reading at most :data:`POSTINGS_PER_HIT` × ``limit`` postings (its
+        heaviest, straight from the covering index); a word with more is counted (up to
+        :data:`DF_COUNT_MAX`, the count reused for :data:`POINT_COUNT_TTL` seconds).
         """
         words = query_keywords(self.tokenizer.tokenize(query))
         if not words or (scope is not None and scope.empty):
@@ -141,12 +149,13 @@ class KeywordStore:
         if len(words) > MAX_QUERY_WORDS:
             words = sorted(sorted(words, key=lambda w: -idf(w))[:MAX_QUERY_WORDS])
         scores: dict[str, float] = {}
+        per_word = min(POSTINGS_PER_WORD, max(POSTINGS_MIN, POSTINGS_PER_HIT * limit))
         with self._sessions() as session:
             points = self._point_count(session)
             for word in words:
-                postings = session.execute(self._postings_of(word, scope, summaries)).all()
+                postings = session.execute(self._postings_of(word, per_word, scope, summaries)).all()
                 found = len(postings)
-                if found == POSTINGS_PER_WORD or scope is not None:
+                if found == per_word or scope is not None:
                     found = self._document_frequency(session, word)
                 weight = bm25_idf(points, found)
                 for point_id, value in postings:
@@ -154,9 +163,11 @@ class KeywordStore:
         best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
         return [(point_id, float(value)) for point_id, value in best]
 
-    def _postings_of(self, word: str, scope: DocumentScope | None, summaries: bool) -> Select[Any]:
-        """The heaviest :data:`POSTINGS_PER_WORD` ``(point, weight)`` postings of ``word`` that
-        ``scope`` (and ``summaries``) admit."""
+    def _postings_of(
+        self, word: str, limit: int, scope: DocumentScope | None, summaries: bool
+    ) -> Select[Any]:
+        """The heaviest ``limit`` ``(point, weight)`` postings of ``word`` that ``scope`` (and
+        ``summaries``) admit."""
         postings, point_id, points = self._layout.postings.c, self._layout.point_id, self._layout.points.c
         statement = (
             select(point_id, postings.weight)
@@ -170,11 +181,16 @@ class KeywordStore:
             statement = self._scoped(statement, scope)
         if only_children:
             statement = statement.where(points.kind == CHILD_KIND)
-        return statement.order_by(postings.weight.desc(), point_id).limit(POSTINGS_PER_WORD)
+        return statement.order_by(postings.weight.desc(), point_id).limit(limit)
 
     def _document_frequency(self, session: Session, word: str) -> int:
         """Points of the dataset with a posting of ``word``, counted up to :data:`DF_COUNT_MAX`
-        (past it a word is common enough that its exact rarity hardly matters)."""
+        (past it a word is common enough that its exact rarity hardly matters), reused for
+        :data:`POINT_COUNT_TTL` seconds: common words come back in query after query."""
+        now = time.monotonic()
+        cached = self._frequencies.get(word)
+        if cached is not None and now - cached[0] <= POINT_COUNT_TTL:
+            return cached[1]
         postings = self._layout.postings.c
         some = (
             select(postings.keyword)
@@ -183,7 +199,11 @@ class KeywordStore:
             .limit(DF_COUNT_MAX)
             .subquery()
         )
-        return int(session.scalar(select(func.count()).select_from(some)) or 0)
+        counted = int(session.scalar(select(func.count()).select_from(some)) or 0)
+        if len(self._frequencies) >= DF_CACHE_SIZE:
+            self._frequencies.clear()
+        self._frequencies[word] = (now, counted)
+        return counted
 
     def _point_count(self, session: Session) -> int:
         """The dataset's points, for the IDF; re-counted at most every :data:`POINT_COUNT_TTL`
