@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.fixtures.make_files import make_text
@@ -81,3 +82,12 @@ def test_update_refuses_bad_values_with_one_line(run) -> None:  # type: ignore[n
     assert "want two numbers" in run("dataset", "update", "tea", "--weights", "0.5", code=2).output
     assert "nothing to change" in run("dataset", "update", "tea", code=2).output
     assert "no dataset 'nope'" in run("dataset", "update", "nope", "--top-k", "3", code=1).stderr
+
+
+def test_rebuild_keywords_reports_the_points_rebuilt(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    run("ingest", str(make_text(tmp_path / "tea.txt", LONG_TEXT)), "--dataset", "tea", "--create")
+    result = run("dataset", "rebuild-keywords", "tea")
+    found = re.search(r"rebuilt the keyword postings of (\d+) points of tea", result.output)
+    assert found is not None and int(found.group(1)) > 0
+    assert "(keyword " in run("search", "hill", "--dataset", "tea", "--method", "keyword").output
+    run("dataset", "rebuild-keywords", "nothing", code=1)

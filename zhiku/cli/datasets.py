@@ -295,3 +295,15 @@ def dataset_delete(ctx: click.Context, name: str, yes: bool) -> None:
     with open_knowledge_base(ctx) as kb:
         kb.delete_dataset(name)
         click.echo(f"deleted {name}")
+
+
+@dataset.command("rebuild-keywords")
+@click.argument("name")
+@click.pass_context
+def dataset_rebuild_keywords(ctx: click.Context, name: str) -> None:
+    """Rebuild NAME's keyword postings (after its jieba user dictionary or the extraction
+    changed). One transaction per batch: Ctrl-C stops after the batch being written."""
+    with open_knowledge_base(ctx) as kb:
+        ds = kb.dataset(name)
+        done = ds.rebuild_keywords(on_progress=lambda n: click.echo(f"\r{n} points", nl=False, err=True))
+        click.echo(f"\nrebuilt the keyword postings of {done} points of {name}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -590,6 +590,20 @@ class Dataset:
     def optimize(self) -> None:
         """Build the stores' search indexes after a large ingest (writes wait; searches go on)."""
         self._context.index(self.id).optimize()
+
+    def rebuild_keywords(
+        self,
+        *,
+        batch_size: int = 500,
+        should_stop: Callable[[], bool] | None = None,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Rebuild the keyword postings from the segments, re-reading the jieba user dictionary:
+        after it changed, or the extraction did. One transaction per ``batch_size`` points;
+        ``should_stop`` is asked between batches. Returns the points rebuilt."""
+        return self._context.index(self.id).rebuild_keywords(
+            batch_size=batch_size, should_stop=should_stop, on_progress=on_progress
+        )
 
     # -- internals ------------------------------------------------------------------------------
 

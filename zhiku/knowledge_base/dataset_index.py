@@ -26,8 +26,8 @@ same transaction, so the protocol above holds for all.
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -57,7 +57,6 @@ from zhiku.core.sections import section_of
 from zhiku.datasource.fulltext import open_fulltext_store
 from zhiku.datasource.fulltext.base import FullTextStore, TextRecord
 from zhiku.datasource.keyword import KeywordExtractor, KeywordStore
-from zhiku.datasource.keyword.extraction import idf
 from zhiku.datasource.keyword.store import CHILD_POSTINGS
 from zhiku.datasource.points.base import SegmentStore
 from zhiku.datasource.points.server import QdrantServer
@@ -68,6 +67,7 @@ from zhiku.index_processors.summary import SUMMARY_OF
 from zhiku.knowledge_base.db_locks import DatasetLock
 from zhiku.knowledge_base.document_states import move_in, served_condition
 from zhiku.knowledge_base.embedding_cache import DatabaseEmbeddingCache
+from zhiku.knowledge_base.keyword_rebuild import BATCH_SIZE, rebuild_keywords
 from zhiku.knowledge_base.records import child_of, segment_of
 from zhiku.providers.embedding import CachedEmbedding, create_embedding_model
 from zhiku.retrieval.dataset_search import DatasetSearch
@@ -246,6 +246,14 @@ class _FullTextChannel:
         return self._index.fulltext.search(tokens, limit, scope, summaries=summaries)
 
 
+def _mtime(path: Path | None) -> float | None:
+    """When ``path`` was last written (None: no file)."""
+    try:
+        return path.stat().st_mtime if path is not None else None
+    except OSError:
+        return None
+
+
 class _KeywordChannel:
     """Keyword postings of segments and, once the dataset has any, of child chunks (and of
     summaries, when asked for), merged."""
@@ -256,6 +264,7 @@ class _KeywordChannel:
     def search(
         self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
     ) -> list[tuple[str, float]]:
+        self._index.follow_user_dict()
         found = self._index.keywords.search(query, limit, scope)
         if self._index.has_children:
             children = self._index.child_keywords.search(query, limit, scope, summaries=summaries)
@@ -282,6 +291,8 @@ class DatasetIndex:
             user_dict=Path(user_dict) if user_dict else None,
             stop_words=tokenizer_settings.get("stop_words"),
         )
+        self._user_dict_mtime = _mtime(self.tokenizer.user_dict)
+        self._user_dict_lock = threading.Lock()
         self.keyword_extractor = KeywordExtractor(
             self.tokenizer, top_n=int(tokenizer_settings.get("keyword_count", settings.keyword_count))
         )
@@ -390,14 +401,10 @@ class DatasetIndex:
         clock["embed"] = clock.get("embed", 0.0) + time.perf_counter() - started
         started = time.perf_counter()
         token_lists = [self.tokenizer.tokenize(p.content) for p in points]
+        items = {item.id: item for segment in segments for item in points_of_segment(segment)}
         postings = {
-            p.id: self.keyword_extractor.from_tokens(tokens)
-            for p, tokens in zip(points, token_lists, strict=True)
+            p.id: self._postings(items[p.id], tokens) for p, tokens in zip(points, token_lists, strict=True)
         }
-        for segment in segments:
-            for item in points_of_segment(segment):
-                if not item.keywords:
-                    item.keywords = [word for word, _ in postings[item.id]]
         with self._write_lock.hold():
             document_ids = [version.document_id for version in batch]
             old = self._point_ids_by_document(document_ids)
@@ -623,17 +630,12 @@ class DatasetIndex:
         with self._write_lock.hold():
             vectors = self.embedding.embed_documents([p.content for p in points])
             token_lists = [self.tokenizer.tokenize(p.content) for p in points]
-            weights: dict[str, list[tuple[str, float]]] = {}
             items: dict[str, Segment | ChildChunk] = {s.id: s for s in segments}
             items.update({item.id: item for s in segments for item in points_of_segment(s)})
-            for point, tokens in zip(points, token_lists, strict=True):
-                item = items[point.id]
-                extracted = self.keyword_extractor.from_tokens(tokens)
-                if item.keywords:
-                    weights[point.id] = self._given_keywords(item.keywords, tokens, extracted)
-                else:
-                    item.keywords = [word for word, _ in extracted]
-                    weights[point.id] = extracted
+            weights = {
+                point.id: self._postings(items[point.id], tokens)
+                for point, tokens in zip(points, token_lists, strict=True)
+            }
             stale = sorted(self._children_ids(ids) - {p.id for p in points})
             touched = ids + [p.id for p in points if p.parent is not None]
             self._journal(touched + stale)
@@ -828,20 +830,15 @@ class DatasetIndex:
         self.vector.flush()
         self.fulltext.flush()
 
-    def _given_keywords(
-        self, keywords: Sequence[str], tokens: Sequence[str], extracted: Sequence[tuple[str, float]]
-    ) -> list[tuple[str, float]]:
-        """Posting weights for keywords a user chose: the extracted TF-IDF weight where there is
-        one, else TF-IDF counting the keyword at least once (it may not occur in the text)."""
-        known = dict(extracted)
-        counts = Counter(tokens)
-        total = max(1, len(tokens))
-        weights: dict[str, float] = {}
-        for phrase in keywords:
-            for word in self.tokenizer.tokenize(phrase) or [phrase.strip().lower()]:
-                if word:
-                    weights[word] = known.get(word) or max(counts[word], 1) / total * idf(word)
-        return list(weights.items())
+    def _postings(self, item: Segment | ChildChunk, tokens: Sequence[str]) -> list[tuple[str, float]]:
+        """Keyword postings of a point: extracted ones, and those of the keywords it was given
+        (weighted above them). A point given none shows the extracted ones as its keywords."""
+        if self.keyword_extractor.tokenizer is not self.tokenizer:  # user dictionary re-read
+            tokens = self.keyword_extractor.tokenizer.tokenize(item.content)
+        if item.keywords:
+            return self.keyword_extractor.with_given(item.keywords, tokens)
+        item.keywords = self.keyword_extractor.shown(tokens)
+        return self.keyword_extractor.postings(tokens)
 
     @staticmethod
     def _recount(session: Session, document_ids: set[str]) -> None:
@@ -893,6 +890,43 @@ class DatasetIndex:
                     store.flush()
                     removed += len(orphans)
             return removed
+
+    @property
+    def sessions(self) -> sessionmaker[Session]:
+        return self._sessions
+
+    @contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """Hold the dataset's write lock (see ``editing``)."""
+        with self._write_lock.hold():
+            yield
+
+    def reload_keyword_tokenizer(self) -> None:
+        """Re-read the dataset's jieba user dictionary for the keyword channel (its postings are
+        rebuilt after: :meth:`rebuild_keywords`). BM25 keeps the tokenizer its index was built
+        with, so its query tokens still match until the documents are re-indexed."""
+        self._user_dict_mtime = _mtime(self.tokenizer.user_dict)
+        tokenizer = Tokenizer.from_settings(self.tokenizer.settings())
+        self.keyword_extractor = KeywordExtractor(tokenizer, top_n=self.keyword_extractor.top_n)
+        self.keywords.tokenizer = self.child_keywords.tokenizer = tokenizer
+
+    def follow_user_dict(self) -> None:
+        """Re-read the user dictionary for the keyword channel if its file changed since it was
+        read: the process that rebuilt the postings is rarely the one serving searches."""
+        if self.tokenizer.user_dict is not None and _mtime(self.tokenizer.user_dict) != self._user_dict_mtime:
+            with self._user_dict_lock:
+                if _mtime(self.tokenizer.user_dict) != self._user_dict_mtime:
+                    self.reload_keyword_tokenizer()
+
+    def rebuild_keywords(
+        self,
+        *,
+        batch_size: int = BATCH_SIZE,
+        should_stop: Callable[[], bool] | None = None,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Rebuild the keyword postings from the rows (see :mod:`keyword_rebuild`)."""
+        return rebuild_keywords(self, batch_size=batch_size, should_stop=should_stop, on_progress=on_progress)
 
     def optimize(self) -> None:
         """Build indexes (HNSW, BM25 re-weighting); slow, holds writes: run after an ingest job.

@@ -118,10 +118,13 @@ class SegmentRow(Base):
 
 
 class KeywordPostingRow(Base):
-    """One (keyword, segment) pair with the keyword's TF-IDF weight in that segment."""
+    """One (keyword, segment) pair with the keyword's term weight in that segment."""
 
     __tablename__ = "keyword_postings"
-    __table_args__ = (Index("ix_postings_dataset_keyword", "dataset_id", "keyword"),)
+    # covering: a query word's heaviest postings are read from the index alone (keyword store)
+    __table_args__ = (
+        Index("ix_postings_dataset_keyword_weight", "dataset_id", "keyword", "weight", "segment_id"),
+    )
 
     segment_id: Mapped[str] = mapped_column(ForeignKey("segments.id", ondelete="CASCADE"), primary_key=True)
     keyword: Mapped[str] = mapped_column(String(255), primary_key=True)
@@ -166,7 +169,9 @@ class ChildKeywordPostingRow(Base):
     """One (keyword, child chunk) pair: the keyword store's postings for parent-child datasets."""
 
     __tablename__ = "child_keyword_postings"
-    __table_args__ = (Index("ix_child_postings_dataset_keyword", "dataset_id", "keyword"),)
+    __table_args__ = (
+        Index("ix_child_postings_dataset_keyword_weight", "dataset_id", "keyword", "weight", "child_id"),
+    )
 
     child_id: Mapped[str] = mapped_column(ForeignKey("child_chunks.id", ondelete="CASCADE"), primary_key=True)
     keyword: Mapped[str] = mapped_column(String(255), primary_key=True)

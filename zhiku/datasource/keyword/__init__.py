@@ -1,4 +1,4 @@
-"""jieba keyword search: TF-IDF keywords per segment, postings in the metadata DB, scored search."""
+"""jieba keyword search: keywords and weighted postings per segment in the metadata DB, scored search."""
 
 from zhiku.datasource.keyword.extraction import KeywordExtractor, extract_keywords
 from zhiku.datasource.keyword.store import KeywordStore

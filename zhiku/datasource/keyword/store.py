@@ -1,18 +1,22 @@
-"""jieba keyword store: a postings table (keyword, segment, TF-IDF weight) in the metadata DB.
+"""jieba keyword store: a postings table (keyword, segment, term weight) in the metadata DB.
 
 Unlike a JSON blob of keyword → segment ids rewritten under a lock, postings are rows: a write
-touches only its segments' rows, inside the same transaction as the segment rows, and search is a
-scored, indexed aggregate: score(segment) = Σ over the query's distinct keywords of
-weight(keyword, segment) × idf(keyword) — so rare query words count more than common ones.
+touches only its segments' rows, inside the same transaction as the segment rows. Search scores
+score(segment) = Σ over the query's distinct keywords of weight(keyword, segment) × idf(keyword),
+the IDF counted from the dataset's own postings (jieba's table knows no English, nor a dataset's
+jargon), so rare query words count more than common ones.
 """
 
 from __future__ import annotations
 
+import heapq
+import math
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Column, Select, String, Table, case, cast, delete, func, insert, or_, select
+from sqlalchemy import Column, Select, String, Table, cast, delete, func, insert, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -25,7 +29,7 @@ from zhiku.core.db.models import (
 )
 from zhiku.core.scope import DocumentScope
 from zhiku.core.sections import SECTION_KEY, SEPARATOR
-from zhiku.datasource.keyword.extraction import idf
+from zhiku.datasource.keyword.extraction import idf, query_keywords
 from zhiku.datasource.tokenizer import Tokenizer
 
 
@@ -62,6 +66,26 @@ CHILD_POSTINGS = PostingsLayout(
 )
 _SEGMENTS = _table(SegmentRow)
 
+#: Query words searched at most (a pasted page would otherwise read every posting).
+MAX_QUERY_WORDS = 32
+#: Postings read per query word: its heaviest, from the (dataset, keyword, weight) index; this
+#: many per hit asked for, within bounds. A point outside every word's heaviest few rarely
+#: makes the top hits.
+POSTINGS_PER_HIT = 10
+POSTINGS_MIN = 100
+POSTINGS_PER_WORD = 500
+#: Document frequencies are counted up to this.
+DF_COUNT_MAX = 20000
+#: Seconds a dataset's point count, and a common word's counted frequency, are reused.
+POINT_COUNT_TTL = 30.0
+#: Common words' frequencies remembered per store at most.
+DF_CACHE_SIZE = 4096
+
+
+def bm25_idf(points: int, frequency: int) -> float:
+    """BM25's IDF of a word found in ``frequency`` of ``points`` points (never negative)."""
+    return math.log(1 + (points - frequency + 0.5) / (frequency + 0.5))
+
 
 def in_section(seg_metadata: Column[object], section: str) -> ColumnElement[bool]:
     """Segments whose ``seg_metadata`` section is ``section`` or a section under it."""
@@ -84,6 +108,8 @@ class KeywordStore:
         self.dataset_id = dataset_id
         self.tokenizer = tokenizer
         self._layout = layout
+        self._points_counted: tuple[float, int] | None = None
+        self._frequencies: dict[str, tuple[float, int]] = {}
 
     def add(self, session: Session, postings: Iterable[tuple[str, Sequence[tuple[str, float]]]]) -> None:
         """Add ``(point_id, [(keyword, weight), ...])`` rows in the caller's transaction."""
@@ -110,17 +136,43 @@ class KeywordStore:
         self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
     ) -> list[tuple[str, float]]:
         """Points sharing keywords with the query (of the documents and section ``scope`` admits;
-        summaries of the summary index only if ``summaries``), best first, with their scores."""
-        words = sorted(set(self.tokenizer.tokenize(query)))
+        summaries of the summary index only if ``summaries``), best first, with their scores.
+
+        Bounded whatever the dataset's size: at most :data:`MAX_QUERY_WORDS` words (the rarest by
+        jieba's table), each reading at most :data:`POSTINGS_PER_HIT` × ``limit`` postings (its
+        heaviest, straight from the covering index); a word with more is counted (up to
+        :data:`DF_COUNT_MAX`, the count reused for :data:`POINT_COUNT_TTL` seconds).
+        """
+        words = query_keywords(self.tokenizer.tokenize(query))
         if not words or (scope is not None and scope.empty):
             return []
+        if len(words) > MAX_QUERY_WORDS:
+            words = sorted(sorted(words, key=lambda w: -idf(w))[:MAX_QUERY_WORDS])
+        scores: dict[str, float] = {}
+        per_word = min(POSTINGS_PER_WORD, max(POSTINGS_MIN, POSTINGS_PER_HIT * limit))
+        with self._sessions() as session:
+            points = self._point_count(session)
+            for word in words:
+                postings = session.execute(self._postings_of(word, per_word, scope, summaries)).all()
+                found = len(postings)
+                if found == per_word or scope is not None:
+                    found = self._document_frequency(session, word)
+                weight = bm25_idf(points, found)
+                for point_id, value in postings:
+                    scores[point_id] = scores.get(point_id, 0.0) + value * weight
+        best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
+        return [(point_id, float(value)) for point_id, value in best]
+
+    def _postings_of(
+        self, word: str, limit: int, scope: DocumentScope | None, summaries: bool
+    ) -> Select[Any]:
+        """The heaviest ``limit`` ``(point, weight)`` postings of ``word`` that ``scope`` (and
+        ``summaries``) admit."""
         postings, point_id, points = self._layout.postings.c, self._layout.point_id, self._layout.points.c
-        query_idf = case({word: idf(word) for word in words}, value=postings.keyword)
-        score = func.sum(postings.weight * query_idf).label("score")
         statement = (
-            select(point_id, score)
+            select(point_id, postings.weight)
             .where(postings.dataset_id == self.dataset_id)
-            .where(postings.keyword.in_(words))
+            .where(postings.keyword == word)
         )
         only_children = not summaries and "kind" in points
         if scope is not None or only_children:
@@ -129,11 +181,39 @@ class KeywordStore:
             statement = self._scoped(statement, scope)
         if only_children:
             statement = statement.where(points.kind == CHILD_KIND)
-        with self._sessions() as session:
-            rows = session.execute(
-                statement.group_by(point_id).order_by(score.desc(), point_id).limit(limit)
-            ).all()
-        return [(segment_id, float(value)) for segment_id, value in rows]
+        return statement.order_by(postings.weight.desc(), point_id).limit(limit)
+
+    def _document_frequency(self, session: Session, word: str) -> int:
+        """Points of the dataset with a posting of ``word``, counted up to :data:`DF_COUNT_MAX`
+        (past it a word is common enough that its exact rarity hardly matters), reused for
+        :data:`POINT_COUNT_TTL` seconds: common words come back in query after query."""
+        now = time.monotonic()
+        cached = self._frequencies.get(word)
+        if cached is not None and now - cached[0] <= POINT_COUNT_TTL:
+            return cached[1]
+        postings = self._layout.postings.c
+        some = (
+            select(postings.keyword)
+            .where(postings.dataset_id == self.dataset_id)
+            .where(postings.keyword == word)
+            .limit(DF_COUNT_MAX)
+            .subquery()
+        )
+        counted = int(session.scalar(select(func.count()).select_from(some)) or 0)
+        if len(self._frequencies) >= DF_CACHE_SIZE:
+            self._frequencies.clear()
+        self._frequencies[word] = (now, counted)
+        return counted
+
+    def _point_count(self, session: Session) -> int:
+        """The dataset's points, for the IDF; re-counted at most every :data:`POINT_COUNT_TTL`
+        seconds (the count only scales every word's IDF alike)."""
+        now = time.monotonic()
+        if self._points_counted is None or now - self._points_counted[0] > POINT_COUNT_TTL:
+            points = self._layout.points.c
+            counted = session.scalar(select(func.count()).where(points.dataset_id == self.dataset_id))
+            self._points_counted = (now, int(counted or 0))
+        return self._points_counted[1]
 
     def _scoped(self, statement: Select[str, Any], scope: DocumentScope) -> Select[str, Any]:
         """``statement`` (already joined to the points) kept to the documents and section of

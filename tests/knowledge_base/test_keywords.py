@@ -1,0 +1,72 @@
+"""The keyword channel of a dataset: edited keywords weigh above extracted ones, and a changed
+user dictionary takes effect after a rebuild of the postings, without reopening."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from zhiku import KnowledgeBase
+from zhiku.core.documents import Chunk
+from zhiku.knowledge_base import Dataset
+
+
+def _add(ds: Dataset, *texts: str) -> str:
+    chunks = [Chunk(content=text, position=i, tokens=0, metadata={}) for i, text in enumerate(texts)]
+    ds.add_chunks([("doc", chunks)])
+    return ds.documents()[0].id
+
+
+def _scores(ds: Dataset, query: str) -> list[tuple[str, float]]:
+    return [(hit.content, hit.score) for hit in ds.search(query, search_method="keyword_search", top_k=5)]
+
+
+def _keyword_hits(ds: Dataset, query: str) -> list[str]:
+    return [content for content, _ in _scores(ds, query)]
+
+
+def test_edited_keywords_outrank_extracted_ones(kb: KnowledgeBase) -> None:
+    ds = kb.create_dataset("tea")
+    document_id = _add(ds, "乌龙茶香气浓郁，乌龙茶产自福建。", "绿茶产自杭州西湖，清香淡雅。")
+    segments = ds.segments(document_id)
+    assert _keyword_hits(ds, "乌龙茶") == [segments[0].content]
+    ds.segment_editor().update(document_id, segments[1].id, keywords=["乌龙茶", "西湖"])
+    assert _keyword_hits(ds, "乌龙茶")[0] == segments[1].content
+
+
+def test_rebuild_after_a_user_dictionary_change(kb: KnowledgeBase, tmp_path: Path) -> None:
+    words = tmp_path / "words.txt"
+    words.write_text("青山茶园 10\n", encoding="utf-8")
+    ds = kb.create_dataset("garden", user_dict=words)
+    _add(ds, "青山茶园每年举办采茶节。", "青山茶园每年举办采茶会。")
+    # not a word yet: both match only "采茶", alike
+    (_, first), (_, second) = _scores(ds, "采茶节")
+    assert first == second
+    words.write_text("青山茶园 10\n采茶节 10\n", encoding="utf-8")
+    assert ds.rebuild_keywords() == 2
+    (best, first), (_, second) = _scores(ds, "采茶节")
+    assert best == "青山茶园每年举办采茶节。" and first > second
+
+
+def test_rebuild_stops_between_batches(kb: KnowledgeBase) -> None:
+    ds = kb.create_dataset("many")
+    _add(ds, *(f"第{i}段文字讲述茶叶种植。" for i in range(5)))
+    progress: list[int] = []
+    stop = lambda: bool(progress)  # noqa: E731 - after the first batch
+    assert ds.rebuild_keywords(batch_size=2, should_stop=stop, on_progress=progress.append) == 2
+    assert progress == [2]
+    assert _keyword_hits(ds, "茶叶种植")
+
+
+def test_a_search_follows_an_edited_user_dictionary(kb: KnowledgeBase, tmp_path: Path) -> None:
+    words = tmp_path / "words.txt"
+    words.write_text("青山茶园 10\n", encoding="utf-8")
+    ds = kb.create_dataset("follow", user_dict=words)
+    _add(ds, "青山茶园每年举办采茶节。")
+    index = kb._context.index(ds.id)  # noqa: SLF001 - the serving process's open index
+    before = index.keywords.tokenizer
+    words.write_text("青山茶园 10\n采茶节 10\n", encoding="utf-8")
+    os.utime(words, (words.stat().st_atime, words.stat().st_mtime + 5))
+    _keyword_hits(ds, "采茶节")
+    assert index.keywords.tokenizer is not before
+    assert "采茶节" in index.keywords.tokenizer.tokenize("举办采茶节")
