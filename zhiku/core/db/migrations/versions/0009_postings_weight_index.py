@@ -6,7 +6,7 @@ word has. Replaces the (dataset, keyword) indexes.
 
 Revision ID: 0009
 Revises: 0008
-Create Date: 2026-11-28
+Create Date: 2026-11-25
 """
 
 from __future__ import annotations
