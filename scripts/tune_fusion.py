@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument(
         "--weights",
         default=None,
-        help="only these settings: 'semantic,full_text,keyword;...' (weighted minmax)",
+        help="only these weights: 'semantic,full_text,keyword;...' (weighted minmax, and as adaptive's priors)",
     )
     parser.add_argument(
         "--metrics", action="store_true", help="print [nDCG@10, recall@5, MRR@10] per setting"
@@ -90,6 +90,7 @@ def main() -> None:
             semantic, full_text, keyword = (float(x) for x in item.split(","))
             weights = {"semantic": semantic, "full_text": full_text, "keyword": keyword}
             results[f"weighted minmax {item}"] = score(lambda c, w=weights: weighted_score(c, w, top_n=10))
+            results[f"adaptive {item}"] = score(lambda c, w=weights: adaptive_score(c, w, top_n=10))
         print(json.dumps(results, indent=1))
         return
     grid = [w / 10 for w in range(0, 11)]
