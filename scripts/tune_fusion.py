@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument(
         "--weights",
         default=None,
-        help="only these weights: 'semantic,full_text,keyword;...' (weighted minmax, and as adaptive's priors)",
+        help="only these weights: 'semantic,full_text,keyword;...' (weighted minmax; adaptive's priors)",
     )
     parser.add_argument(
         "--metrics", action="store_true", help="print [nDCG@10, recall@5, MRR@10] per setting"
