@@ -35,6 +35,7 @@ pytestmark = pytest.mark.skipif(
 )
 webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (the dev extra)")
 
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
@@ -104,7 +105,10 @@ class Pages:
         return self.driver.find_element(By.CSS_SELECTOR, css)
 
     def until(self, condition: Callable[[], Any], timeout: float = 120.0) -> Any:
-        return WebDriverWait(self.driver, timeout, poll_frequency=0.2).until(lambda _: condition())
+        # A page part replaced while it is read (a form's answer re-rendering it) is read again.
+        return WebDriverWait(
+            self.driver, timeout, poll_frequency=0.2, ignored_exceptions=[StaleElementReferenceException]
+        ).until(lambda _: condition())
 
     def click(self, css: str) -> None:
         self.find(css).click()

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from zhiku.core.db import DatasetRow, DocumentRow, SegmentRow, make_engine, make_session_factory
 from zhiku.core.db.models import EmbeddingCacheRow
 from zhiku.datasource.keyword import KeywordStore
-from zhiku.datasource.keyword.extraction import idf
+from zhiku.datasource.keyword.store import bm25_idf
 from zhiku.datasource.tokenizer import Tokenizer
 from zhiku.knowledge_base.embedding_cache import DatabaseEmbeddingCache
 from zhiku.knowledge_base.jobs import IndexingQueue, Job
@@ -72,7 +72,7 @@ def _dataset_with_document(sessions: sessionmaker[Session]) -> None:
         session.add(DocumentRow(id="doc", dataset_id="d1", name="doc"))
 
 
-def test_keyword_scores_are_weight_times_idf_summed(engines: Callable[[], Engine]) -> None:
+def test_keyword_scores_are_weight_times_dataset_idf_summed(engines: Callable[[], Engine]) -> None:
     sessions = make_session_factory(engines())
     _dataset_with_document(sessions)
     postings = {
@@ -92,8 +92,9 @@ def test_keyword_scores_are_weight_times_idf_summed(engines: Callable[[], Engine
         store.add(session, postings.items())
     hits = store.search("安溪 乌龙茶", limit=5)
     assert [segment for segment, _ in hits] == ["s1", "s2"]
-    assert hits[0][1] == pytest.approx(0.5 * idf("乌龙茶") + 0.25 * idf("安溪"))
-    assert hits[1][1] == pytest.approx(0.125 * idf("乌龙茶"))
+    # the rarity is the dataset's own: 乌龙茶 in 2 of its 3 segments, 安溪 in 1
+    assert hits[0][1] == pytest.approx(0.5 * bm25_idf(3, 2) + 0.25 * bm25_idf(3, 1))
+    assert hits[1][1] == pytest.approx(0.125 * bm25_idf(3, 2))
 
 
 def test_concurrent_cache_writers_of_the_same_vectors_do_not_collide(engines: Callable[[], Engine]) -> None:

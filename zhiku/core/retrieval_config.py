@@ -50,7 +50,7 @@ class RerankingConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    mode: FusionMode = "adaptive"
+    mode: FusionMode = "weighted_score"
     weights: dict[Channel, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     rrf_k: int = Field(60, ge=1)
     model: str | None = None
