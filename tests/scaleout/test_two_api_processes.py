@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,10 +20,10 @@ import pytest
 from sqlalchemy import create_engine, func, select
 
 from tests.fixtures.embedding_server import SlowEmbeddingServer
-from tests.fixtures.scaleout import Child, ServerChild, celery_env, cli, start_worker
+from tests.fixtures.scaleout import Child, ServerChild, celery_env, cli, segments_checked_unique, start_worker
 from zhiku import KnowledgeBase
 from zhiku.core.config import Settings
-from zhiku.core.db.models import DocumentRow, SegmentRow
+from zhiku.core.db.models import DocumentRow
 
 pytestmark = pytest.mark.reliability
 
@@ -157,15 +156,7 @@ def test_two_api_processes_and_two_workers_lose_and_duplicate_nothing(
             for server in servers:
                 server.stop()
 
-    with engine.connect() as connection:
-        rows = connection.execute(
-            select(SegmentRow.id, SegmentRow.document_id, SegmentRow.position, SegmentRow.content).where(
-                SegmentRow.dataset_id == dataset
-            )
-        ).all()
-    engine.dispose()
-    positions = Counter((document_id, position) for _, document_id, position, _ in rows)
-    assert max(positions.values()) == 1, "a position held twice: a duplicated segment"
+    rows = segments_checked_unique(engine, dataset)
     text = "\n".join(content for *_, content in rows)
     for number in range(2):
         for n in range(DOCUMENTS_PER_INGESTER):
