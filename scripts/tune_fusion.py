@@ -2,8 +2,8 @@
 
 Each channel is searched once per query (``recall_k`` candidates); every fusion setting is then
 scored offline with the same functions the retrieval service uses, so a grid of hundreds of
-settings costs one pass of searches. Used to choose the default fusion (``adaptive``, with its
-peak rank) and weights; prints nDCG@10.
+settings costs one pass of searches. Used to choose the default fusion (``adaptive``) and
+weights; prints nDCG@10.
 
     python scripts/tune_fusion.py --home ~/.zhiku ../shared/eval/zh_medical_dialogue
 """
@@ -77,14 +77,10 @@ def main() -> None:
     for channel in ("semantic", "full_text", "keyword"):
         results[channel] = score(lambda c, ch=channel: weighted_score({ch: c[ch]}, {ch: 1.0}, top_n=10))
     priors = {str(ch): w for ch, w in DEFAULT_WEIGHTS.items()}  # the default config's, keyword 0.1
-    for peak_rank in (3, 5, 8):
-        for channels in (("semantic", "full_text"), ("semantic", "full_text", "keyword")):
-            key = f"adaptive peak{peak_rank} {'+'.join(channels)}"
-            results[key] = score(
-                lambda c, p=peak_rank, chs=channels: adaptive_score(
-                    {ch: c[ch] for ch in chs}, priors, top_n=10, peak_rank=p
-                )
-            )
+    for channels in (("semantic", "full_text"), ("semantic", "full_text", "keyword")):
+        results[f"adaptive {'+'.join(channels)}"] = score(
+            lambda c, chs=channels: adaptive_score({ch: c[ch] for ch in chs}, priors, top_n=10)
+        )
     if args.weights:
         for item in args.weights.split(";"):
             semantic, full_text, keyword = (float(x) for x in item.split(","))

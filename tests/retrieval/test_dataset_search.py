@@ -119,7 +119,7 @@ def test_each_channel_recalls_effective_recall_k() -> None:
 def test_hybrid_weighted_hand_computed() -> None:
     weights = {"semantic": 0.5, "full_text": 0.3, "keyword": 0.2}
     with DatasetSearch(three_channels()) as service:
-        hits = service.retrieve("q", config(top_k=10, reranking={"weights": weights}))
+        hits = service.retrieve("q", config(top_k=10, reranking={"mode": "weighted_score", "weights": weights}))
     # a = .5 + .3*.5, b = .5*.5 + .2*0, c = 0 + .3 + .2, d = 0
     assert ids(hits) == ["a", "c", "b", "d"]
     assert scores(hits) == pytest.approx({"a": 0.65, "c": 0.5, "b": 0.25, "d": 0.0})

@@ -53,7 +53,7 @@ def _echo_metrics(label: str, scores: dict[str, float]) -> None:
     "--method",
     "methods",
     multiple=True,
-    help="semantic, full_text, keyword, hybrid, hybrid_adaptive, hybrid_rrf, hybrid_all_three (repeatable).",
+    help="semantic, full_text, keyword, hybrid, hybrid_weighted, hybrid_rrf, hybrid_all_three (repeatable).",
 )
 @click.option("--embedding-model", default=None)
 @click.option(

@@ -2,8 +2,9 @@
 
 Chinese runs get jieba's search-mode tokens (``cut_for_search``: words plus the dictionary words
 inside long words, which favours recall), computed by :class:`SearchCutter`, which gives the
-same tokens in less time; any other text becomes lower-cased ``\\w+`` words, without stemming.
-Punctuation and whitespace are dropped, digits kept, stop words removed.
+same tokens in less time; any other text becomes lower-cased ``\\w+`` words, stemmed when the
+tokenizer has a stemmer (:mod:`zhiku.datasource.stemming`). Punctuation and whitespace are
+dropped, digits kept, stop words removed (before stemming: the list holds surface forms).
 
 A tokenizer with a user dictionary segments with its own copy of jieba's dictionary, so one
 dataset's user dictionary never changes another dataset's tokens. jieba's default dictionary takes
@@ -32,6 +33,7 @@ import jieba
 
 from zhiku.core.errors import ConfigError
 from zhiku.datasource.search_cut import Lexicon, SearchCutter
+from zhiku.datasource.stemming import make_stemmer
 
 #: A few very frequent Chinese function words and English stop words; short on purpose, since
 #: BM25's IDF already discounts common words and a long list removes meaning ("not", "no").
@@ -141,6 +143,9 @@ class Tokenizer:
 
     ``stop_words`` replaces :data:`DEFAULT_STOP_WORDS` (pass ``[]`` to keep every token); they are
     compared after lower-casing. ``hmm`` lets jieba guess words missing from its dictionary.
+    ``stemmer`` names a stemmer for the words outside Chinese text (``plural`` or ``english``,
+    see :mod:`zhiku.datasource.stemming`); None keeps them as written. An unknown name raises
+    :class:`ConfigError`.
     """
 
     def __init__(
@@ -148,7 +153,13 @@ class Tokenizer:
         user_dict: Path | None = None,
         stop_words: Iterable[str] | None = None,
         hmm: bool = True,
+        stemmer: str | None = None,
     ) -> None:
+        self.stemmer = stemmer
+        try:
+            self._stem = make_stemmer(stemmer) if stemmer is not None else None
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
         self.user_dict = Path(user_dict) if user_dict is not None else None
         self.stop_words = (
             DEFAULT_STOP_WORDS if stop_words is None else frozenset(w.lower() for w in stop_words)
@@ -167,15 +178,18 @@ class Tokenizer:
             user_dict=Path(user_dict) if user_dict else None,
             stop_words=settings.get("stop_words"),
             hmm=bool(settings.get("hmm", True)),
+            stemmer=settings.get("stemmer"),
         )
 
     def settings(self) -> dict[str, Any]:
-        """JSON-ready description, stored with a dataset: ``user_dict``, ``stop_words``, ``hmm``."""
+        """JSON-ready description, stored with a dataset: ``user_dict``, ``stop_words``, ``hmm``,
+        ``stemmer``."""
         return {
             "kind": "jieba",
             "user_dict": str(self.user_dict) if self.user_dict is not None else None,
             "stop_words": sorted(self.stop_words),
             "hmm": self.hmm,
+            "stemmer": self.stemmer,
         }
 
     def tokenize(self, text: str) -> list[str]:
@@ -196,7 +210,8 @@ class Tokenizer:
 
     def _add_words(self, text: str, tokens: list[str]) -> None:
         stop = self.stop_words
-        tokens.extend(w for w in _WORD.findall(text.lower()) if w not in stop)
+        words = [w for w in _WORD.findall(text.lower()) if w not in stop]
+        tokens.extend(words if self._stem is None else self._stem(words))
 
     def _cut_block_uncached(self, block: str) -> tuple[str, ...]:
         stop = self.stop_words
@@ -207,7 +222,7 @@ class Tokenizer:
         # A block holds Han characters and ASCII only, so a piece without Han is ASCII.
         for piece in pieces:
             if piece.isascii():
-                out.extend(w for w in _WORD.findall(piece.lower()) if w not in stop)
+                self._add_words(piece, out)
             elif (piece := piece.lower()) not in stop:
                 out.append(piece)
         return tuple(out)
@@ -237,4 +252,7 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         stop = f"{len(self.stop_words)} words"
-        return f"Tokenizer(user_dict={self.user_dict!r}, stop_words={stop}, hmm={self.hmm})"
+        return (
+            f"Tokenizer(user_dict={self.user_dict!r}, stop_words={stop}, hmm={self.hmm}, "
+            f"stemmer={self.stemmer!r})"
+        )

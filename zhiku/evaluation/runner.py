@@ -35,7 +35,7 @@ METHODS: dict[str, dict[str, Any]] = {
     "full_text": {"search_method": "full_text_search"},
     "keyword": {"search_method": "keyword_search"},
     "hybrid": {},
-    "hybrid_adaptive": {"reranking": {"mode": "adaptive"}},
+    "hybrid_weighted": {"reranking": {"mode": "weighted_score"}},
     "hybrid_rrf": {"reranking": {"mode": "rrf"}},
     "hybrid_all_three": {"hybrid_methods": ["semantic", "full_text", "keyword"]},
 }

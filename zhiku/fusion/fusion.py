@@ -8,7 +8,7 @@ per fusion:
 
 =====================  ==========================================================================
 ``adaptive``           weighted mean of min-max normalised channel scores, the weights set per
-                       query by how peaked each channel's list is, in ``[0, 1]``
+                       query by how far each channel's best stand out of its list, in ``[0, 1]``
 ``weighted_score``     weighted mean of normalised channel scores, in ``[0, 1]``
 ``rrf``                weighted reciprocal-rank sum divided by its maximum, in ``(0, 1]``
 ``max_score``          one channel: its raw score (cosine, BM25, ...); several: best normalised
@@ -31,7 +31,7 @@ from itertools import chain, zip_longest
 from typing import Literal
 
 from zhiku.core.errors import ConfigError, InvalidInput, ModelUnavailable
-from zhiku.fusion.adaptive import PEAK_RANK, adaptive_weights
+from zhiku.fusion.adaptive import adaptive_weights
 from zhiku.fusion.types import Candidates, FusedHit, Normalization
 from zhiku.providers.rerank.base import RerankModel
 
@@ -103,25 +103,23 @@ def adaptive_score(
     candidates: Candidates,
     weights: Mapping[str, float],
     top_n: int | None = None,
-    peak_rank: int = PEAK_RANK,
 ) -> list[FusedHit]:
-    """:func:`weighted_score` (min-max) with each channel's weight scaled, per query, by how
-    peaked its list is (:func:`~zhiku.fusion.adaptive.peakedness` at ``peak_rank``).
+    """:func:`weighted_score` (min-max) with each channel's weight scaled, per query, by how far
+    its best candidates stand out of its list (:func:`~zhiku.fusion.adaptive.spread`).
 
     ``final = sum_c w_c(q) * minmax_c(segment)`` with ``w_c(q)`` proportional to
-    ``weight_c * peakedness_c(q)`` and summing to 1, so the final score lies in ``[0, 1]`` like
-    ``weighted_score``'s. A channel whose best candidates barely stand out of its list (a vague
-    match) gives way, for this query, to one that found a few clear matches; a channel with equal
-    scores throughout weighs 0 unless every channel is that flat (then the weights are used as
-    given). Works for any number of channels.
+    ``weight_c * spread_c(q)`` and summing to 1, so the final score lies in ``[0, 1]`` like
+    ``weighted_score``'s, 1 meaning best in every channel. The ranking is that of summing each
+    channel's scores in its own standard deviations above its weakest candidate: a channel whose
+    best candidates barely stand out of its list (a vague match) gives way, for this query, to one
+    that found a few clear matches; a channel with equal scores throughout weighs 0 unless every
+    channel is that flat (then the weights are used as given). Works for any number of channels.
 
-    Raises ConfigError like :func:`weighted_score`, or if ``peak_rank`` < 2.
+    Raises ConfigError like :func:`weighted_score`.
     """
-    if peak_rank < 2:
-        raise ConfigError(f"adaptive peak_rank must be at least 2, got {peak_rank}")
     columns = _columns(candidates)
     scores = {channel: list(column.values()) for channel, column in columns.items()}
-    share = adaptive_weights(scores, _shares(candidates, weights), peak_rank)
+    share = adaptive_weights(scores, _shares(candidates, weights))
 
     def values(channel: str, raw: list[float]) -> list[float]:
         w = share[channel]

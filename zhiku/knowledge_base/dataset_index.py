@@ -290,6 +290,7 @@ class DatasetIndex:
         self.tokenizer = Tokenizer(
             user_dict=Path(user_dict) if user_dict else None,
             stop_words=tokenizer_settings.get("stop_words"),
+            stemmer=tokenizer_settings.get("stemmer"),
         )
         self._user_dict_mtime = _mtime(self.tokenizer.user_dict)
         self._user_dict_lock = threading.Lock()

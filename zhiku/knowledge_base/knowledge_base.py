@@ -32,6 +32,7 @@ from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, StoreBusy
 from zhiku.core.private import private_directory, private_file
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.core.secrets import SecretBox
+from zhiku.datasource.stemming import DEFAULT_STEMMER, STEMMERS
 from zhiku.datasource.tokenizer import keep_lexicon_in
 from zhiku.knowledge_base import llm_options
 from zhiku.knowledge_base.answering import build_assistant, token_counter
@@ -148,10 +149,13 @@ class KnowledgeBase:
         user_dict: str | Path | None = None,
         stop_words: Iterable[str] | None = None,
         keyword_count: int | None = None,
+        stemmer: str | None = DEFAULT_STEMMER,
         llm: dict[str, Any] | None = None,
     ) -> Dataset:
         """Create a dataset. The embedding model is fixed at creation (its vectors fill the store).
 
+        ``stemmer`` folds the words outside Chinese text for BM25 and keyword search (``plural``,
+        the default; ``english``, Snowball; None: as written); it is fixed with the indexes.
         ``llm`` overrides the knowledge base's chat model for this dataset's Q&A indexing
         (keys ``base_url``, ``model``, ``api_key``, ``timeout``, ``max_retries``, ``max_concurrency``).
         """
@@ -167,6 +171,10 @@ class KnowledgeBase:
             tokenizer_settings["user_dict"] = str(Path(user_dict).resolve())
         if stop_words is not None:
             tokenizer_settings["stop_words"] = sorted(set(stop_words))
+        if stemmer is not None:
+            if stemmer not in STEMMERS:
+                raise InvalidInput(f"unknown stemmer {stemmer!r}; use one of {', '.join(STEMMERS)} or None")
+            tokenizer_settings["stemmer"] = stemmer
         row = DatasetRow(
             name=name.strip(),
             description=description,
