@@ -38,7 +38,8 @@ def test_spread_is_scale_free() -> None:
 
 def test_spread_edge_cases() -> None:
     assert spread([]) == 0.0
-    assert spread([0.7]) == SINGLE_CANDIDATE_SPREAD == pytest.approx(spread([0.7, 0.1]))  # as the shortest list
+    # one candidate spreads as the shortest list that has a spread
+    assert spread([0.7]) == SINGLE_CANDIDATE_SPREAD == pytest.approx(spread([0.7, 0.1]))
     assert spread([0.5, 0.5, 0.5]) == 0.0  # cannot tell the candidates apart
 
 
@@ -107,7 +108,8 @@ def test_three_channels_each_weighted_by_its_spread() -> None:
     }
     hits = adaptive_score(candidates, {"semantic": 1.0, "full_text": 1.0, "keyword": 1.0})
     first = {h.segment_id: h.score for h in hits}
-    # shares ∝ spread: keyword (one clear match) > full_text (two) > semantic (even); the tops score their shares
+    # shares ∝ spread: keyword (one clear match) > full_text (two) > semantic (even);
+    # the tops score their shares
     assert first["k0"] > first["f0"] > first["s0"] > 0.0
     assert sum(first[top] for top in ("f0", "k0", "s0")) == pytest.approx(1.0)
 

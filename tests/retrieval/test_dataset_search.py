@@ -111,15 +111,24 @@ def test_each_channel_recalls_effective_recall_k() -> None:
     channels = three_channels()
     with DatasetSearch(channels) as service:
         service.retrieve("q", config(top_k=20))
+        service.retrieve("q", config(top_k=40))
         service.retrieve("q", config(top_k=2, recall_k=7))
     for channel in channels.values():
-        assert channel.calls == [("q", 80), ("q", 7)]
+        assert channel.calls == [("q", 100), ("q", 160), ("q", 7)]
+
+
+def test_a_rerank_model_reads_fewer_candidates_by_default() -> None:
+    reranked = config(top_k=4, reranking={"mode": "reranking_model"})
+    assert reranked.effective_recall_k == 50
+    assert config(top_k=30, reranking={"mode": "reranking_model"}).effective_recall_k == 120
+    assert config(top_k=4).effective_recall_k == 100
 
 
 def test_hybrid_weighted_hand_computed() -> None:
     weights = {"semantic": 0.5, "full_text": 0.3, "keyword": 0.2}
     with DatasetSearch(three_channels()) as service:
-        hits = service.retrieve("q", config(top_k=10, reranking={"mode": "weighted_score", "weights": weights}))
+        reranking = {"mode": "weighted_score", "weights": weights}
+        hits = service.retrieve("q", config(top_k=10, reranking=reranking))
     # a = .5 + .3*.5, b = .5*.5 + .2*0, c = 0 + .3 + .2, d = 0
     assert ids(hits) == ["a", "c", "b", "d"]
     assert scores(hits) == pytest.approx({"a": 0.65, "c": 0.5, "b": 0.25, "d": 0.0})
