@@ -5,7 +5,7 @@ import statistics
 import pytest
 
 from zhiku.core.errors import ConfigError
-from zhiku.fusion.adaptive import SINGLE_CANDIDATE_SPREAD, adaptive_weights, spread
+from zhiku.fusion.adaptive import SINGLE_CANDIDATE, adaptive_weights, top_zscore
 from zhiku.fusion.fusion import adaptive_score, weighted_score
 
 EVEN = {"semantic": 0.5, "full_text": 0.5}
@@ -22,52 +22,38 @@ def peaked(prefix: str, n: int = 50) -> list[tuple[str, float]]:
     return [(f"{prefix}0", 30.0), (f"{prefix}1", 25.0), *tail]
 
 
-def test_spread_is_the_range_in_standard_deviations() -> None:
+def test_top_zscore_is_the_best_in_standard_deviations_above_the_mean() -> None:
     even = [50.0 - i for i in range(50)]
-    assert spread(even) == pytest.approx(49.0 / statistics.pstdev(even))  # ~3.4
+    mean = sum(even) / 50
+    assert top_zscore(even) == pytest.approx((50.0 - mean) / statistics.pstdev(even))  # ~sqrt(3)
     one_clear = [10.0] + [1.0] * 49
-    assert spread(one_clear) == pytest.approx(50 / 49**0.5)  # n / sqrt(n - 1), the most a list can have
+    assert top_zscore(one_clear) == pytest.approx(49**0.5)  # sqrt(n - 1), the most a list can have
     a_few_clear = [30.0, 25.0, 24.0] + [5.0 - 0.01 * i for i in range(47)]
-    assert spread(one_clear) > spread(a_few_clear) > spread(even)
+    assert top_zscore(one_clear) > top_zscore(a_few_clear) > top_zscore(even)
 
 
-def test_spread_is_scale_free() -> None:
+def test_top_zscore_is_scale_free() -> None:
     cosines = [0.83, 0.80, 0.79, 0.785, 0.78, 0.70]
-    assert spread([s * 40 + 3 for s in cosines]) == pytest.approx(spread(cosines))
+    assert top_zscore([s * 40 + 3 for s in cosines]) == pytest.approx(top_zscore(cosines))
 
 
-def test_spread_edge_cases() -> None:
-    assert spread([]) == 0.0
-    # one candidate spreads as the shortest list that has a spread
-    assert spread([0.7]) == SINGLE_CANDIDATE_SPREAD == pytest.approx(spread([0.7, 0.1]))
-    assert spread([0.5, 0.5, 0.5]) == 0.0  # cannot tell the candidates apart
+def test_top_zscore_edge_cases() -> None:
+    assert top_zscore([]) == 0.0
+    # one candidate measures as any two distinct ones
+    assert top_zscore([0.7]) == SINGLE_CANDIDATE == pytest.approx(top_zscore([0.7, 0.1]))
+    assert top_zscore([0.5, 0.5, 0.5]) == 0.0  # cannot tell the candidates apart
 
 
 def test_the_peaked_channel_gets_the_weight() -> None:
     scores = {"semantic": [s for _, s in flat("s")], "full_text": [s for _, s in peaked("f")]}
     weights = adaptive_weights(scores, EVEN)
-    sure, vague = spread(scores["full_text"]), spread(scores["semantic"])
-    assert sure > 1.5 * vague
+    sure, vague = top_zscore(scores["full_text"]), top_zscore(scores["semantic"])
+    assert sure > 2 * vague
     assert weights["full_text"] == pytest.approx(sure / (sure + vague))
     assert weights["semantic"] == pytest.approx(vague / (sure + vague))
     assert sum(weights.values()) == pytest.approx(1.0)
     swapped = adaptive_weights({"semantic": scores["full_text"], "full_text": scores["semantic"]}, EVEN)
     assert swapped["semantic"] == pytest.approx(weights["full_text"])
-
-
-def test_ranks_as_the_sum_of_standard_deviations_above_the_weakest() -> None:
-    candidates = {
-        "semantic": [("a", 0.84), ("b", 0.83), ("c", 0.81), ("d", 0.80), ("e", 0.79)],
-        "full_text": [("c", 14.0), ("e", 6.0), ("a", 5.5), ("f", 5.0), ("g", 4.0)],
-    }
-    expected: dict[str, float] = {}
-    for hits in candidates.values():
-        values = [v for _, v in hits]
-        sigma, low = statistics.pstdev(values), min(values)
-        for sid, v in hits:
-            expected[sid] = expected.get(sid, 0.0) + (v - low) / sigma
-    order = sorted(expected, key=lambda sid: -expected[sid])
-    assert [h.segment_id for h in adaptive_score(candidates, EVEN)] == order
 
 
 def test_equally_shaped_lists_keep_the_configured_weights() -> None:
@@ -100,7 +86,7 @@ def test_adaptive_follows_the_sure_channel_where_weighted_score_follows_the_vagu
     assert [h.segment_id for h in fixed] == ["s0", "f0", "s1"]
 
 
-def test_three_channels_each_weighted_by_its_spread() -> None:
+def test_three_channels_each_weighted_by_its_top_zscore() -> None:
     candidates = {
         "semantic": flat("s"),
         "full_text": peaked("f"),
@@ -108,7 +94,7 @@ def test_three_channels_each_weighted_by_its_spread() -> None:
     }
     hits = adaptive_score(candidates, {"semantic": 1.0, "full_text": 1.0, "keyword": 1.0})
     first = {h.segment_id: h.score for h in hits}
-    # shares ∝ spread: keyword (one clear match) > full_text (two) > semantic (even);
+    # shares ∝ top z-score: keyword (one clear match) > full_text (two) > semantic (even);
     # the tops score their shares
     assert first["k0"] > first["f0"] > first["s0"] > 0.0
     assert sum(first[top] for top in ("f0", "k0", "s0")) == pytest.approx(1.0)

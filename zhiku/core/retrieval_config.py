@@ -95,7 +95,7 @@ class RetrievalConfig(BaseModel):
     def effective_recall_k(self) -> int:
         """``recall_k``, or by default ``max(100, 4 * top_k)``; ``max(50, 4 * top_k)`` under a
         rerank model, which reads every candidate. A fused ranking gains from 100 candidates on
-        every evaluation set (README, "Quality"): ``adaptive`` measures each list's spread over
+        every evaluation set (README, "Quality"): ``adaptive`` measures each list's shape over
         more of it, and a segment found by both channels is more often seen by both."""
         if self.recall_k is not None:
             return self.recall_k

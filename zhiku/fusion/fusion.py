@@ -8,7 +8,7 @@ per fusion:
 
 =====================  ==========================================================================
 ``adaptive``           weighted mean of min-max normalised channel scores, the weights set per
-                       query by how far each channel's best stand out of its list, in ``[0, 1]``
+                       query by how far each channel's best stands out of its list, in ``[0, 1]``
 ``weighted_score``     weighted mean of normalised channel scores, in ``[0, 1]``
 ``rrf``                weighted reciprocal-rank sum divided by its maximum, in ``(0, 1]``
 ``max_score``          one channel: its raw score (cosine, BM25, ...); several: best normalised
@@ -105,15 +105,14 @@ def adaptive_score(
     top_n: int | None = None,
 ) -> list[FusedHit]:
     """:func:`weighted_score` (min-max) with each channel's weight scaled, per query, by how far
-    its best candidates stand out of its list (:func:`~zhiku.fusion.adaptive.spread`).
+    its best candidate stands out of its list (:func:`~zhiku.fusion.adaptive.top_zscore`).
 
     ``final = sum_c w_c(q) * minmax_c(segment)`` with ``w_c(q)`` proportional to
-    ``weight_c * spread_c(q)`` and summing to 1, so the final score lies in ``[0, 1]`` like
-    ``weighted_score``'s, 1 meaning best in every channel. The ranking is that of summing each
-    channel's scores in its own standard deviations above its weakest candidate: a channel whose
-    best candidates barely stand out of its list (a vague match) gives way, for this query, to one
-    that found a few clear matches; a channel with equal scores throughout weighs 0 unless every
-    channel is that flat (then the weights are used as given). Works for any number of channels.
+    ``weight_c * top_zscore_c(q)`` and summing to 1, so the final score lies in ``[0, 1]`` like
+    ``weighted_score``'s, 1 meaning best in every channel. A channel whose best candidate barely
+    stands out of its list (a vague match) gives way, for this query, to one that found a clear
+    match; a channel with equal scores throughout weighs 0 unless every channel is that flat
+    (then the weights are used as given). Works for any number of channels.
 
     Raises ConfigError like :func:`weighted_score`.
     """

@@ -372,7 +372,7 @@ class DatasetIndex:
         if not ids:
             return set()
         with self._engine.connect() as connection:
-            rows = connection.execute(_SERVED_IDS, {"ids": list(ids)})
+            rows = connection.execute(_SERVED_IDS, {"ids": list(ids)}).all()  # one fetch, not one per row
             return {segment_id for segment_id, dataset_id in rows if dataset_id == self.dataset_id}
 
     # -- writing -----------------------------------------------------------------------------
