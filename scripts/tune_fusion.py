@@ -29,7 +29,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("setdir", type=Path)
     parser.add_argument("--home", type=Path, default=None)
-    parser.add_argument("--recall-k", type=int, default=50)
+    parser.add_argument("--recall-k", type=int, default=100)
     parser.add_argument("--limit-queries", type=int, default=None)
     parser.add_argument(
         "--weights",
