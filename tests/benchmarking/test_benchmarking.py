@@ -74,8 +74,9 @@ def test_run_benchmark_reports_every_figure(tmp_path: Path) -> None:
     assert build["seconds"] > 0 and set(build["searches_during_ms"]) == {"hybrid", "hybrid_filtered_10pct"}
     for value in build["searches_during_ms"].values():
         assert value["n"] >= 1 and 0 < value["p50"] <= value["p99"]
-    slowest, overhead = result["hybrid_channels_ms"]["slowest"], result["hybrid_overhead_ms"]
-    assert 0 < slowest["p50"] < result["latency_ms"]["hybrid"]["p50"] and overhead["n"] == 6
+    inside, overhead = result["hybrid_channels_ms"], result["hybrid_overhead_ms"]
+    assert 0 < inside["slowest"]["p50"] <= inside["searches"]["p50"] < result["latency_ms"]["hybrid"]["p50"]
+    assert overhead["n"] == 6
     rss = result["peak_rss_mb_processes"]
     assert rss["benchmark"] > 50 and rss["largest_child"] >= result["peak_rss_mb"]
     assert result["baseline_segments"] == {"rank_bm25": 120, "qdrant_client_local": 120}
@@ -83,5 +84,5 @@ def test_run_benchmark_reports_every_figure(tmp_path: Path) -> None:
             "peak_rss_mb_any_process_under_8192_at_1m"} <= set(result["targets"])
     report = "\n".join(lines)
     assert "Query latency" in report and "rank_bm25" in report and "synthetic" in report
-    assert "index build" in report and "slowest channel" in report
+    assert "index build" in report and "channels' searches" in report
     assert not list((tmp_path / "home").iterdir()), "the work directory is removed"

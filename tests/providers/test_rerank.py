@@ -298,6 +298,9 @@ class Fixed:
     def search(self, query: str, limit: int) -> list[tuple[str, float]]:
         return self.hits[:limit]
 
+    def holds_gil(self, query: str) -> bool:
+        return True
+
 
 def test_retrieval_service_reranks_with_an_http_model(server: RerankServer) -> None:
     spec = "http:fake-rerank"

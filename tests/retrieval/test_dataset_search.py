@@ -24,10 +24,12 @@ class FakeChannel:
         *,
         delay: float = 0.0,
         error: Exception | None = None,
+        holds_gil: bool = False,
     ) -> None:
         self.hits = hits
         self.delay = delay
         self.error = error
+        self.gil = holds_gil
         self.calls: list[tuple[str, int]] = []
         self.threads: list[str] = []
 
@@ -38,6 +40,9 @@ class FakeChannel:
         if self.error is not None:
             raise self.error
         return self.hits[:limit]
+
+    def holds_gil(self, query: str) -> bool:
+        return self.gil
 
 
 class LiveSegments:
@@ -103,8 +108,37 @@ def test_channels_run_concurrently() -> None:
         elapsed = time.perf_counter() - start
     assert elapsed < 0.35
     assert set(ids(hits)) == {"a", "b"}
-    assert set(timings) == {"semantic", "full_text"}
-    assert all(ms >= 190.0 for ms in timings.values())
+    assert set(timings) == {"semantic", "full_text", "searches"}
+    assert timings["semantic"] >= 190.0 and timings["full_text"] >= 190.0
+    assert 190.0 <= timings["searches"] < 350.0
+    assert channels["semantic"].threads[0] != channels["full_text"].threads[0]
+
+
+def test_channels_that_all_hold_the_gil_run_in_turn_in_the_calling_thread() -> None:
+    """Threads would only take turns with the GIL; one failing does not stop the next."""
+    caller = threading.current_thread().name
+    channels: dict[Channel, FakeChannel] = {
+        "semantic": FakeChannel([("a", 0.9)], delay=0.05, holds_gil=True),
+        "full_text": FakeChannel([], error=StoreError("shard closed"), holds_gil=True),
+        "keyword": FakeChannel([("c", 2.0)], delay=0.05, holds_gil=True),
+    }
+    with DatasetSearch(channels) as service:
+        hits, timings = service.retrieve_with_timings("q", config())
+    assert set(ids(hits)) == {"a", "c"}
+    assert [ch.threads for ch in channels.values()] == [[caller], [caller], [caller]]
+    assert timings["searches"] >= timings["semantic"] + timings["keyword"] >= 100.0
+
+
+def test_one_channel_not_holding_the_gil_puts_the_others_beside_it() -> None:
+    """E.g. a query still to embed: the BM25 search runs while the model works outside the GIL."""
+    channels: dict[Channel, FakeChannel] = {
+        "semantic": FakeChannel([("a", 0.9)], delay=0.2, holds_gil=False),
+        "full_text": FakeChannel([("b", 3.0)], delay=0.2, holds_gil=True),
+    }
+    with DatasetSearch(channels) as service:
+        _, timings = service.retrieve_with_timings("q", config(hybrid_methods=["semantic", "full_text"]))
+    assert timings["searches"] < 350.0
+    assert channels["full_text"].threads[0].startswith("zhiku-retrieve")
 
 
 def test_each_channel_recalls_effective_recall_k() -> None:
@@ -252,7 +286,7 @@ def test_failed_channel_is_logged_and_fused_as_empty(caplog: pytest.LogCaptureFi
     with caplog.at_level(logging.WARNING), DatasetSearch(channels) as service:
         hits, timings = service.retrieve_with_timings("q", cfg)
     assert scores(hits) == pytest.approx({"x": 0.5, "y": 0.0})
-    assert set(timings) == {"full_text"}
+    assert set(timings) == {"full_text", "searches"}
     assert "semantic search failed" in caplog.text
     assert "embedding endpoint down" in caplog.text
 

@@ -226,6 +226,10 @@ class _SemanticChannel:
     def __init__(self, index: DatasetIndex) -> None:
         self._index = index
 
+    def holds_gil(self, query: str) -> bool:
+        # a query to embed runs the model, which leaves the GIL to the other channels meanwhile
+        return self._index.vector.holds_gil and self._index.embedding.has_query(query)
+
     def search(
         self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
     ) -> list[tuple[str, float]]:
@@ -238,6 +242,9 @@ class _SemanticChannel:
 class _FullTextChannel:
     def __init__(self, index: DatasetIndex) -> None:
         self._index = index
+
+    def holds_gil(self, query: str) -> bool:
+        return self._index.fulltext.holds_gil
 
     def search(
         self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
@@ -260,6 +267,9 @@ class _KeywordChannel:
 
     def __init__(self, index: DatasetIndex) -> None:
         self._index = index
+
+    def holds_gil(self, query: str) -> bool:
+        return False  # SQLite and PostgreSQL read the postings without the GIL
 
     def search(
         self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False

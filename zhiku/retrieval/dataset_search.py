@@ -3,8 +3,11 @@
 A query runs through these steps, each visible in :meth:`DatasetSearch.retrieve_with_timings`:
 
 1. every channel the config asks for (``semantic``, ``full_text``, ``keyword``) recalls
-   ``config.effective_recall_k`` candidates, concurrently — with ``search_in`` =
-   ``originals+summaries`` also among the segments' summaries (each store filters them itself);
+   ``config.effective_recall_k`` candidates — with ``search_in`` = ``originals+summaries`` also
+   among the segments' summaries (each store filters them itself). They run concurrently, the
+   first in the calling thread, unless every one would hold the GIL throughout (an embedded
+   store, the query's vector at hand): then threads would only take turns, paying a GIL hand-off
+   each time, so they run one after the other in the calling thread;
 2. parent-child: ``parents`` maps the candidates that are child chunks (or summaries) to their
    segment;
    each channel keeps, per parent, its best child (score and rank), so fusion ranks parents and
@@ -52,11 +55,16 @@ class SearchChannel(Protocol):
     better, only of documents ``scope`` admits (applied inside the search, before the limit), and
     summaries among them only with ``summaries=True`` (asked only of a config searching them). It
     is called from worker threads, concurrently with the dataset's other channels.
+
+    ``holds_gil(query)``: searching ``query`` would keep the GIL for all its time (nothing to
+    embed, nothing to wait for outside the interpreter), so a thread beside it gains nothing.
     """
 
     def search(
         self, query: str, limit: int, scope: DocumentScope | None = None
     ) -> list[tuple[str, float]]: ...
+
+    def holds_gil(self, query: str) -> bool: ...
 
 
 class ChannelError(StoreError):
@@ -134,7 +142,8 @@ class DatasetSearch:
         semantic_query: str | None = None,
         scope: DocumentScope | None = None,
     ) -> tuple[list[FusedHit], dict[str, float]]:
-        """The hits and, per channel that answered, its search time in milliseconds.
+        """The hits and, in milliseconds, each answering channel's search time and, as
+        ``searches``, the time of all the channels' searches together.
 
         ``semantic_query`` (e.g. a HyDE passage) drives the semantic channel in place of ``query``,
         which still drives the others and a rerank model. ``scope`` restricts every channel to
@@ -198,22 +207,29 @@ class DatasetSearch:
         scope: DocumentScope | None,
         summaries: bool,
     ) -> tuple[dict[str, _Ranked], dict[str, float]]:
-        """Each channel's answer to its query (a failed one as []) in config order, and the timings."""
+        """Each channel's answer to its query (a failed one as []) in config order, and the timings:
+        each channel's search and, as ``searches``, all of them (side by side or in turn)."""
+        start = time.perf_counter()
         first, *rest = channels
-        futures: dict[Channel, Future[tuple[_Ranked, float]]] = {
-            ch: self._executor.submit(_timed, self._channels[ch], queries[ch], limit, scope, summaries)
-            for ch in rest
-        }
+        in_turn = all(self._channels[ch].holds_gil(queries[ch]) for ch in channels)
+        futures: dict[Channel, Future[tuple[_Ranked, float]]] = {}
+        if not in_turn:
+            futures = {
+                ch: self._executor.submit(_timed, self._channels[ch], queries[ch], limit, scope, summaries)
+                for ch in rest
+            }
         outcomes: dict[Channel, tuple[_Ranked, float] | Exception] = {}
-        try:
-            outcomes[first] = _timed(self._channels[first], queries[first], limit, scope, summaries)
-        except Exception as exc:  # judged below, with the other channels
-            outcomes[first] = exc
+        for ch in [first, *rest] if in_turn else [first]:
+            try:
+                outcomes[ch] = _timed(self._channels[ch], queries[ch], limit, scope, summaries)
+            except Exception as exc:  # judged below, with the other channels
+                outcomes[ch] = exc
         for ch, future in futures.items():
             try:
                 outcomes[ch] = future.result()
             except Exception as exc:
                 outcomes[ch] = exc
+        searches = (time.perf_counter() - start) * 1000.0
 
         failed = {ch: out for ch, out in outcomes.items() if isinstance(out, Exception)}
         if len(failed) == len(channels):
@@ -230,6 +246,7 @@ class DatasetSearch:
                 found[ch] = []
             else:
                 found[ch], timings[ch] = out
+        timings["searches"] = searches
         return found, timings
 
     def _to_parents(

@@ -31,6 +31,9 @@ class RankBM25Store:
     results. Thread-safe.
     """
 
+    #: scoring loops over the query's tokens in Python
+    holds_gil = True
+
     def __init__(self, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
         self.k1 = k1
         self.b = b

@@ -26,8 +26,11 @@ class SegmentStore(Protocol[RecordT, QueryT]):
     ``ids``, ``count`` and ``disabled_ids`` include disabled records. Writes are visible to the
     next ``search`` of the same process and durable after ``flush``. ``optimize`` may take a long
     time (index building) and hold up writes meanwhile: run it after ingest jobs, off the request
-    path.
+    path. ``holds_gil``: a search keeps the GIL for all its time (see :class:`PointCollection`).
     """
+
+    @property
+    def holds_gil(self) -> bool: ...
 
     def upsert(self, records: Sequence[RecordT]) -> None: ...
 
@@ -66,6 +69,10 @@ class PointStore:
 
     def __init__(self, collection: PointCollection) -> None:
         self._collection = collection
+
+    @property
+    def holds_gil(self) -> bool:
+        return self._collection.holds_gil
 
     def delete(self, ids: Sequence[str]) -> None:
         self._collection.delete(canonical_ids(ids))

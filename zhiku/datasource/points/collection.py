@@ -65,9 +65,14 @@ class PointData:
 
 
 class PointCollection(Protocol):
-    """The operations both Qdrant backends provide; ids are canonical UUID strings."""
+    """The operations both Qdrant backends provide; ids are canonical UUID strings.
+
+    ``holds_gil``: a search runs in this process and keeps the GIL for all its time (qdrant-edge;
+    qdrant-client's local mode), so two such searches in two threads run one after the other.
+    """
 
     spec: VectorSpec
+    holds_gil: bool
 
     def upsert(self, points: Sequence[PointData]) -> None: ...
 

@@ -99,6 +99,8 @@ class ClientCollection:
         self.spec = spec
         self._where = f"qdrant collection {collection!r}"
         self.local = not is_url(location)
+        #: local mode searches in Python; a server's search waits on the network, without the GIL
+        self.holds_gil = self.local
         self._lock: threading.RLock | None = threading.RLock() if self.local else None
         if location == MEMORY:
             self._client: QdrantClient | None = QdrantClient(

@@ -106,6 +106,11 @@ class CachedEmbedding:
             on_progress(total, total)
         return np.stack([vectors[h] for h in hashes]).astype(np.float32, copy=False)
 
+    def has_query(self, text: str) -> bool:
+        """Whether ``text``'s vector is in memory, so :meth:`embed_query` only looks it up."""
+        with self._queries_lock:
+            return text in self._queries
+
     def embed_query(self, text: str) -> np.ndarray:
         with self._queries_lock:
             vector = self._queries.get(text)
