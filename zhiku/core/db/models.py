@@ -68,7 +68,11 @@ class DatasetRow(Base):
 
 class DocumentRow(Base):
     __tablename__ = "documents"
-    __table_args__ = (Index("ix_documents_dataset_status", "dataset_id", "status"),)
+    __table_args__ = (
+        Index("ix_documents_dataset_status", "dataset_id", "status"),
+        # covering: the live check of each search reads a document's served state from it alone
+        Index("ix_documents_served", "id", "enabled", "status"),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     dataset_id: Mapped[str] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
@@ -100,6 +104,8 @@ class SegmentRow(Base):
     __table_args__ = (
         Index("ix_segments_document_position", "document_id", "position"),
         Index("ix_segments_dataset", "dataset_id"),
+        # covering: the live check of each search reads the candidates from it, not their rows
+        Index("ix_segments_served", "id", "enabled", "document_id", "dataset_id"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
