@@ -8,8 +8,11 @@ import uuid
 from pathlib import Path
 
 import numpy as np
+import pytest
 import qdrant_edge as qe
 
+from zhiku.core.errors import StoreError
+from zhiku.datasource.points import edge
 from zhiku.datasource.points.collection import PointData, VectorSpec, base_payload
 from zhiku.datasource.points.edge import EdgeCollection
 from zhiku.datasource.vector.dense import DENSE
@@ -70,3 +73,23 @@ def test_open_finishes_a_swap_that_stopped_half_way(tmp_path: Path) -> None:
     assert reopened.count() == POINTS
     assert not (tmp_path / "dense.build").exists() and not (tmp_path / "dense.old").exists()
     reopened.close()
+
+
+def test_a_build_over_its_time_limit_is_stopped_and_the_shard_keeps_serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    collection, vectors = filled(tmp_path / "dense")
+    query = list(map(float, vectors[3]))
+    expected = collection.search(query, 5, exact=True)
+    monkeypatch.setattr(edge, "_OPTIMIZE_COPY", "import time; time.sleep(60)")  # a hung build
+    monkeypatch.setattr(edge, "BUILD_SECONDS", 1.0)
+    monkeypatch.setattr(edge, "BUILD_SECONDS_PER_POINT", 0.0)
+    started = time.perf_counter()
+    with pytest.raises(StoreError, match="optimize stopped: its build process ran over 1 s"):
+        collection.optimize()
+    assert time.perf_counter() - started < 30
+    assert collection.search(query, 5) == expected and collection.count() == POINTS
+    assert not (tmp_path / "dense.build").exists()
+    collection.upsert([PointData(str(uuid.UUID(int=POINTS + 1)), query, base_payload("doc", True))])
+    assert collection.count() == POINTS + 1  # writes are no longer held up
+    collection.close()

@@ -11,7 +11,8 @@ What a caller must know about qdrant-edge-py 0.9:
   that, search scans the points exactly. :meth:`EdgeCollection.optimize` therefore runs it in a
   child process on a copy of the shard and swaps the copy in when it is done: searches keep
   answering from the open shard (exactly, or with its previous index) during the build and wait
-  only for the swap (closing the shard and opening the copy); writes wait for the whole build;
+  only for the swap (closing the shard and opening the copy); writes wait for the whole build,
+  which is therefore killed past a time limit proportional to the shard's size;
 - an interrupted optimisation may leave ``temp_segments/``; it is removed at open (the WAL lock is
   held by then, so no other process can be using it). An interrupted swap leaves the shard's
   directory beside its ``.build`` copy or its ``.old`` original; open finishes or undoes it.
@@ -55,6 +56,11 @@ _BUILD, _OLD = ".build", ".old"
 #: Below this many points, ``optimize`` runs in this process: no HNSW graph is built for them (see
 #: ``index_threshold_kb``), so merging segments takes less than starting a process would.
 CHILD_BUILD_MIN_POINTS = 5_000
+#: The build process's time limit: BUILD_SECONDS plus BUILD_SECONDS_PER_POINT per point, about ten
+#: times what a build takes on one idle core (1,000,000 384-d points: ~1,300 s), so a hung build
+#: is stopped (killed, the copy dropped, the open shard kept) without cutting a slow one short.
+BUILD_SECONDS = 600.0
+BUILD_SECONDS_PER_POINT = 0.015
 #: What the build process runs: it imports qdrant-edge only, and loads the copy with its saved config.
 _OPTIMIZE_COPY = (
     "import sys, qdrant_edge as qe; "
@@ -262,7 +268,8 @@ class EdgeCollection:
         with self._writes:
             shard = self._require()
             with store_errors("optimize", self._where):
-                if shard.count(qe.CountRequest(exact=True)) < self.child_build_min_points:
+                points = shard.count(qe.CountRequest(exact=True))
+                if points < self.child_build_min_points:
                     self._written = True
                     shard.optimize()
                     return
@@ -271,7 +278,7 @@ class EdgeCollection:
             shutil.rmtree(build, ignore_errors=True)
             try:
                 shutil.copytree(self.path, build)
-                _optimize_copy(build, self._where)
+                _optimize_copy(build, self._where, BUILD_SECONDS + BUILD_SECONDS_PER_POINT * points)
                 self._swap_in(build)
             finally:
                 shutil.rmtree(build, ignore_errors=True)
@@ -324,15 +331,20 @@ def _sibling(path: Path, suffix: str) -> Path:
     return path.with_name(path.name + suffix)
 
 
-def _optimize_copy(path: Path, where: str) -> None:
-    """Optimise the shard copy at ``path`` in a child process (the build holds its GIL, not ours)."""
-    run = subprocess.run(
-        [sys.executable, "-c", _OPTIMIZE_COPY, str(path)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        check=False,
-    )
+def _optimize_copy(path: Path, where: str, timeout: float) -> None:
+    """Optimise the shard copy at ``path`` in a child process (the build holds its GIL, not ours),
+    killed after ``timeout`` seconds (and when this thread is interrupted)."""
+    try:
+        run = subprocess.run(
+            [sys.executable, "-c", _OPTIMIZE_COPY, str(path)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            check=False,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        raise StoreError(f"{where}: optimize stopped: its build process ran over {timeout:.0f} s") from None
     if run.returncode != 0:
         tail = run.stderr.decode("utf-8", errors="replace")[-1000:]
         raise StoreError(f"{where}: optimize failed in its build process ({run.returncode}): {tail}")
