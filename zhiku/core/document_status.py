@@ -42,6 +42,7 @@ FINISHED: frozenset[DocumentStatus] = frozenset({S.COMPLETED, S.COMPLETED_WITH_E
 #: Statuses whose segment rows, where there are any, are served: rows exist only for a completed
 #: version, so in progress or paused means "being re-indexed, previous version served".
 SERVED: frozenset[DocumentStatus] = frozenset(S) - {S.ERROR}
+UNSERVED: frozenset[DocumentStatus] = frozenset(S) - SERVED
 #: Statuses a new run of the document may start from (queued again, retried, re-indexed).
 RESTARTABLE: frozenset[DocumentStatus] = FINISHED | {S.ERROR}
 
