@@ -93,3 +93,17 @@ def test_a_build_over_its_time_limit_is_stopped_and_the_shard_keeps_serving(
     collection.upsert([PointData(str(uuid.UUID(int=POINTS + 1)), query, base_payload("doc", True))])
     assert collection.count() == POINTS + 1  # writes are no longer held up
     collection.close()
+
+
+def test_every_filtered_key_is_indexed_also_in_a_shard_made_before(tmp_path: Path) -> None:
+    """Each search excludes summaries: unindexed, that check read every candidate's payload."""
+    config = qe.EdgeConfig(vectors={DENSE: qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Cosine)})
+    (tmp_path / "old").mkdir()
+    older = qe.EdgeShard.create(str(tmp_path / "old"), config)  # as an earlier version left it
+    older.update(qe.UpdateOperation.create_field_index("enabled", qe.PayloadSchemaType.Integer))
+    older.close()
+    for name in ("old", "new"):
+        collection = EdgeCollection(tmp_path / name, VectorSpec(DENSE, DIM))
+        schema = collection._require().info().payload_schema
+        assert {"enabled", "summary", "document_id", "sections"} <= set(schema), name
+        collection.close()

@@ -71,9 +71,12 @@ _OPTIMIZE_COPY = (
 class EdgeCollection:
     """One qdrant-edge shard directory holding one named vector.
 
-    ``integer_indexes`` are payload keys that get an integer index (``enabled``, ``document_id``
-    and ``sections`` are always indexed). For sparse vectors, ``optimize`` also vacuums deleted
-    points, which Qdrant's IDF statistics keep counting until then.
+    ``integer_indexes`` are payload keys that get an integer index (``enabled``, ``summary``,
+    ``document_id`` and ``sections`` are always indexed: every search filters on the first two, and
+    an unindexed ``summary`` made Qdrant read each candidate's payload, 2.7 against 0.8 ms per
+    dense search at 100k points). An index missing from an older shard is built at open. For
+    sparse vectors, ``optimize`` also vacuums deleted points, which Qdrant's IDF statistics keep
+    counting until then.
 
     ``index_threshold_kb`` (dense only): segments smaller than this are searched exactly and get
     no HNSW graph. Qdrant's default, 10,000 KB, is about 6,500 vectors of 384 dimensions.
@@ -109,9 +112,10 @@ class EdgeCollection:
         _finish_swap(self.path)
         self._shard: qe.EdgeShard | None = self._open()
         try:
+            integers = (ENABLED_KEY, SUMMARY_KEY, *integer_indexes)
             self._ensure_indexes(
                 [(DOCUMENT_KEY, qe.PayloadSchemaType.Keyword), (SECTIONS_KEY, qe.PayloadSchemaType.Keyword)]
-                + [(key, qe.PayloadSchemaType.Integer) for key in (ENABLED_KEY, *integer_indexes)]
+                + [(key, qe.PayloadSchemaType.Integer) for key in integers]
             )
         except StoreError:
             self.close()

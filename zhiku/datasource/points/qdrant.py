@@ -117,9 +117,15 @@ class ClientCollection:
     def _create(self, integer_indexes: Sequence[str]) -> None:
         client = self._require()
         if client.collection_exists(self.collection):
-            if not self.local and SECTIONS_KEY not in client.get_collection(self.collection).payload_schema:
-                # a collection made before sections existed
-                client.create_payload_index(self.collection, SECTIONS_KEY, models.PayloadSchemaType.KEYWORD)
+            if not self.local:  # a collection made before sections, or before summaries were indexed
+                present = client.get_collection(self.collection).payload_schema
+                later = {
+                    SECTIONS_KEY: models.PayloadSchemaType.KEYWORD,
+                    SUMMARY_KEY: models.PayloadSchemaType.INTEGER,
+                }
+                for key, schema in later.items():
+                    if key not in present:
+                        client.create_payload_index(self.collection, key, schema)
             return
         # a cluster's layout for new collections; local mode has no shards
         shards = None if self.local else self._server.shard_number
@@ -147,7 +153,9 @@ class ClientCollection:
         if not self.local:  # local mode ignores payload indexes (and warns)
             for keyword in (DOCUMENT_KEY, SECTIONS_KEY):
                 client.create_payload_index(self.collection, keyword, models.PayloadSchemaType.KEYWORD)
-            for key in (ENABLED_KEY, *integer_indexes):
+            # summary: every search excludes summaries, and without an index Qdrant reads each
+            # candidate's payload to do so (at 100k points, 2.7 against 0.8 ms per dense search)
+            for key in (ENABLED_KEY, SUMMARY_KEY, *integer_indexes):
                 client.create_payload_index(self.collection, key, models.PayloadSchemaType.INTEGER)
 
     @contextmanager
