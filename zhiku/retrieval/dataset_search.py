@@ -219,7 +219,7 @@ class DatasetSearch:
                 for ch in rest
             }
         outcomes: dict[Channel, tuple[_Ranked, float] | Exception] = {}
-        for ch in [first, *rest] if in_turn else [first]:
+        for ch in channels if in_turn else [first]:
             try:
                 outcomes[ch] = _timed(self._channels[ch], queries[ch], limit, scope, summaries)
             except Exception as exc:  # judged below, with the other channels
