@@ -112,6 +112,15 @@ def test_or_joins_conditions_and_a_wide_filter_excludes_the_few(shelf: Dataset) 
     assert len(_names(shelf, top_k=40, filter=wide)) == 39
 
 
+@pytest.mark.parametrize(("below", "exclude", "listed"), [(2010, False, 20), (2011, True, 19), (1991, False, 1)])
+def test_a_scope_lists_the_fewer_side_half_included(shelf: Dataset, below: int, exclude: bool, listed: int) -> None:
+    # 40 documents, years 1990-2029: exactly half kept lists the kept; one more, the others
+    where = {"conditions": [{"name": "year", "comparison_operator": "<", "value": below}]}
+    scope = shelf.metadata.scope(shelf.retrieval.merged({"metadata_filter": where}).metadata_filter)  # type: ignore[arg-type]
+    assert scope is not None and scope.exclude is exclude and len(scope.ids) == listed
+    assert len(_names(shelf, top_k=40, filter=where)) == below - 1990
+
+
 def test_a_filter_that_matches_nothing_returns_nothing(shelf: Dataset) -> None:
     where = {"conditions": [{"name": "category", "comparison_operator": "is", "value": "none such"}]}
     assert _names(shelf, filter=where) == []

@@ -243,11 +243,28 @@ def test_live_ids_filter_without_reading_texts_unless_a_rerank_model_reads_them(
     service = DatasetSearch(three_channels(), live_segments=live, live_ids=live_ids, rerank_model=model)
     with service:
         hits = service.retrieve("q", config(top_k=10, reranking=weights))
-        assert sorted(ids(hits)) == ["b", "c", "d"] and asked == [["a", "b", "c", "d"]]
-        assert len(live.calls) == 1  # inside live_ids only: the search itself read no texts
+        # the fused hits first; "a" among them is not served, so then the union, before fusion
+        assert sorted(ids(hits)) == ["b", "c", "d"] and asked == [["a", "c", "b", "d"], ["a", "b", "c", "d"]]
+        assert len(live.calls) == 2  # inside live_ids only: the search itself read no texts
         reranked = service.retrieve("blue sky", config(top_k=10, reranking={"mode": "reranking_model"}))
     assert ids(reranked) == ["c", "b", "d"]
-    assert len(asked) == 1 and len(live.calls) == 2  # the texts, for the rerank model
+    assert len(asked) == 2 and len(live.calls) == 3  # the texts, for the rerank model
+
+
+def test_live_check_asks_only_about_the_hits_when_all_are_served() -> None:
+    asked: list[list[str]] = []
+
+    def live_ids(candidates: Sequence[str]) -> set[str]:
+        asked.append(list(candidates))
+        return set(candidates) - {"d"}  # "d" is not served, but no longer among the two best
+
+    weights = {"weights": {"semantic": 0.5, "full_text": 0.4, "keyword": 0.1}}
+    with DatasetSearch(three_channels(), live_ids=live_ids) as service:
+        hits = service.retrieve("q", config(top_k=2, reranking=weights))
+        assert ids(hits) == ["a", "c"] and asked == [["a", "c"]]
+        everything = service.retrieve("q", config(top_k=10, reranking=weights))
+    assert "d" not in ids(everything)
+    assert asked[1:] == [["a", "c", "b", "d"], ["a", "b", "c", "d"]]
 
 
 def test_nothing_found_does_not_call_live_segments() -> None:

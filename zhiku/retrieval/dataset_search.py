@@ -12,9 +12,15 @@ A query runs through these steps, each visible in :meth:`DatasetSearch.retrieve_
    segment;
    each channel keeps, per parent, its best child (score and rank), so fusion ranks parents and
    one parent never fills two slots; the children found are kept to be shown with their parent;
-3. ``live_ids`` (or ``live_segments`` when a rerank model needs the texts) is asked once about
-   the union of candidate ids; ids it does not return (disabled, deleted, half-indexed segments)
-   are dropped before fusion, so they neither come out nor take a rank;
+3. the live check — only served segments come out. Fusion runs on the candidates as found and
+   ``live_ids`` is asked about the hits it returns (after ``score_threshold`` and ``top_k``, so
+   about ten ids, not the hundreds of candidates); when all are served, they are the answer. The
+   stores already exclude disabled segments, so a candidate not served is a transient (between a
+   write's database commit and its store update, or a document in `error`); one
+   ranked below the hits may still have moved its channel's normalisation a little. When a hit
+   is not served, and always for a rerank model (which reads ``live_segments``' texts) or child
+   chunks, the union of the candidates is checked and those not served (disabled, deleted,
+   half-indexed) are dropped before fusion, so they neither come out nor take a rank;
 4. fusion by ``config.reranking.mode`` (see :mod:`zhiku.fusion.fusion` for what each final score
    means); a single-channel search keeps the channel's raw score unless a rerank model is asked;
    a hit's children are scored by the same fusion over the children found (weighted score when
@@ -163,6 +169,11 @@ class DatasetSearch:
         summaries = config.search_in == "originals+summaries"
         found, timings = self._search(texts_of, channels, config.effective_recall_k, scope, summaries)
         found, children, parent_of = self._to_parents(found)
+        if self._live_ids is not None and not parent_of and config.reranking.mode != "reranking_model":
+            hits = cut(self._fuse(query, found, {}, config, model), score_threshold=config.score_threshold)
+            returned = [hit.segment_id for hit in hits]
+            if len(self._live_ids(returned)) == len(returned):
+                return (reorder(hits) if config.reorder else hits), timings
         live, texts = self._live(found, texts_needed=config.reranking.mode == "reranking_model")
         if live is not None:
             found = {ch: [(sid, s) for sid, s in hits if sid in live] for ch, hits in found.items()}
