@@ -54,9 +54,7 @@ def _names(ds: Dataset, query: str = "green tea storage", **options: Any) -> lis
 def test_a_narrow_filter_still_fills_top_k_in_every_channel(shelf: Dataset, method: str) -> None:
     # recall_k = top_k: a filter applied after recall would find at most what the first 3 hold
     where = {"conditions": [{"name": "category", "comparison_operator": "is", "value": "rare"}]}
-    names = _names(
-        shelf, "green tea leaves sealed", search_method=method, top_k=3, recall_k=3, filter=where
-    )
+    names = _names(shelf, "green tea leaves sealed", search_method=method, top_k=3, recall_k=3, filter=where)
     assert sorted(names) == ["note-07.txt", "note-23.txt", "note-38.txt"]
 
 
@@ -75,10 +73,14 @@ def test_a_narrow_filter_still_fills_top_k_in_every_channel(shelf: Dataset, meth
         ({"name": "year", "comparison_operator": ">=", "value": 2027}, {37, 38, 39}),
         ({"name": "year", "comparison_operator": "in", "value": ["1995", "1996"]}, {5, 6}),
         ({"name": "published", "comparison_operator": "after", "value": "2019-01-01"}, {9, 19, 29, 39}),
-        ({"name": "published", "comparison_operator": "before", "value": "2011-01-01T00:00:00Z"},
-         {0, 10, 20, 30}),
-        ({"name": "document_name", "comparison_operator": "start with", "value": "note-3"},
-         set(range(30, 40))),
+        (
+            {"name": "published", "comparison_operator": "before", "value": "2011-01-01T00:00:00Z"},
+            {0, 10, 20, 30},
+        ),
+        (
+            {"name": "document_name", "comparison_operator": "start with", "value": "note-3"},
+            set(range(30, 40)),
+        ),
     ],
 )
 def test_each_operator_keeps_exactly_the_matching_documents(
@@ -112,8 +114,12 @@ def test_or_joins_conditions_and_a_wide_filter_excludes_the_few(shelf: Dataset) 
     assert len(_names(shelf, top_k=40, filter=wide)) == 39
 
 
-@pytest.mark.parametrize(("below", "exclude", "listed"), [(2010, False, 20), (2011, True, 19), (1991, False, 1)])
-def test_a_scope_lists_the_fewer_side_half_included(shelf: Dataset, below: int, exclude: bool, listed: int) -> None:
+@pytest.mark.parametrize(
+    ("below", "exclude", "listed"), [(2010, False, 20), (2011, True, 19), (1991, False, 1)]
+)
+def test_a_scope_lists_the_fewer_side_half_included(
+    shelf: Dataset, below: int, exclude: bool, listed: int
+) -> None:
     # 40 documents, years 1990-2029: exactly half kept lists the kept; one more, the others
     where = {"conditions": [{"name": "year", "comparison_operator": "<", "value": below}]}
     scope = shelf.metadata.scope(shelf.retrieval.merged({"metadata_filter": where}).metadata_filter)  # type: ignore[arg-type]
