@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from zhiku.core.errors import ConfigError
-from zhiku.datasource.tokenizer import DEFAULT_STOP_WORDS, Tokenizer
+from zhiku.datasource.tokenizer import BIGRAM_MARK, DEFAULT_STOP_WORDS, Tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -65,13 +65,28 @@ def test_bad_user_dictionary_raises_config_error(tmp_path: Path) -> None:
 def test_settings_round_trip(tmp_path: Path) -> None:
     words = tmp_path / "words.txt"
     words.write_text("知库引擎\n", encoding="utf-8")
-    original = Tokenizer(user_dict=words, stop_words=["支持"], hmm=False)
+    original = Tokenizer(user_dict=words, stop_words=["支持"], hmm=False, han_bigrams=True)
     settings = json.loads(json.dumps(original.settings()))
     rebuilt = Tokenizer.from_settings(settings)
     text = "知库引擎支持混合检索 and BM25"
     assert rebuilt.tokenize(text) == original.tokenize(text)
+    assert rebuilt.terms(text) == original.terms(text) != original.tokenize(text)
     assert "支持" not in rebuilt.tokenize(text)
     assert Tokenizer.from_settings({}).settings()["stop_words"] == sorted(DEFAULT_STOP_WORDS)
+    assert not Tokenizer.from_settings({}).han_bigrams  # settings stored before the option: no pairs
+
+
+def test_terms_add_pairs_of_chinese_characters_that_tokens_cut_apart() -> None:
+    pairs = Tokenizer(han_bigrams=True)
+    question, answer = "孕妇怎么用药，这种病能治吗", "服用药物：这种病不能治愈。Rest"
+    assert "用药" in pairs.tokenize(question) and "病能治" in pairs.tokenize(question)
+    assert not {"能治", "用药"} & set(pairs.tokenize(answer))  # 服用 / 药物, 不能 / 治愈
+    shared = set(pairs.terms(question)) & set(pairs.terms(answer))
+    assert {BIGRAM_MARK + "用药", BIGRAM_MARK + "能治"} <= shared
+    assert pairs.terms(answer)[: len(pairs.tokenize(answer))] == pairs.tokenize(answer)  # tokens first
+    assert pairs.terms("茶") == ["茶"] and pairs.terms("tea cups") == ["tea", "cups"]
+    assert pairs.terms("绿茶绿茶") == ["绿茶", "绿茶", *(BIGRAM_MARK + p for p in ("绿茶", "茶绿", "绿茶"))]
+    assert Tokenizer().terms(question) == Tokenizer().tokenize(question)  # off by default
 
 
 def test_thread_safe(tokenizer: Tokenizer) -> None:

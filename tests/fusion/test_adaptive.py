@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import math
 import statistics
 
 import pytest
 
 from zhiku.core.errors import ConfigError
-from zhiku.fusion.adaptive import SINGLE_CANDIDATE, adaptive_weights, top_zscore
+from zhiku.fusion.adaptive import SINGLE_CANDIDATE, adaptive_weights, evidence, top_zscore
 from zhiku.fusion.fusion import adaptive_score, weighted_score
 
 EVEN = {"semantic": 0.5, "full_text": 0.5}
@@ -47,8 +48,10 @@ def test_top_zscore_edge_cases() -> None:
 def test_the_peaked_channel_gets_the_weight() -> None:
     scores = {"semantic": [s for _, s in flat("s")], "full_text": [s for _, s in peaked("f")]}
     weights = adaptive_weights(scores, EVEN)
-    sure, vague = top_zscore(scores["full_text"]), top_zscore(scores["semantic"])
-    assert sure > 2 * vague
+    assert top_zscore(scores["full_text"]) > 2 * top_zscore(scores["semantic"])
+    sure, vague = evidence(scores["full_text"]), evidence(scores["semantic"])
+    assert sure == pytest.approx(math.log1p(top_zscore(scores["full_text"])))
+    assert sure > 1.5 * vague  # less than the z-scores' ratio: trust grows slower than z
     assert weights["full_text"] == pytest.approx(sure / (sure + vague))
     assert weights["semantic"] == pytest.approx(vague / (sure + vague))
     assert sum(weights.values()) == pytest.approx(1.0)
@@ -86,7 +89,7 @@ def test_adaptive_follows_the_sure_channel_where_weighted_score_follows_the_vagu
     assert [h.segment_id for h in fixed] == ["s0", "f0", "s1"]
 
 
-def test_three_channels_each_weighted_by_its_top_zscore() -> None:
+def test_three_channels_each_weighted_by_the_evidence_of_its_top_zscore() -> None:
     candidates = {
         "semantic": flat("s"),
         "full_text": peaked("f"),
@@ -94,7 +97,7 @@ def test_three_channels_each_weighted_by_its_top_zscore() -> None:
     }
     hits = adaptive_score(candidates, {"semantic": 1.0, "full_text": 1.0, "keyword": 1.0})
     first = {h.segment_id: h.score for h in hits}
-    # shares ∝ top z-score: keyword (one clear match) > full_text (two) > semantic (even);
+    # shares ∝ log(1 + top z-score): keyword (one clear match) > full_text (two) > semantic (even);
     # the tops score their shares
     assert first["k0"] > first["f0"] > first["s0"] > 0.0
     assert sum(first[top] for top in ("f0", "k0", "s0")) == pytest.approx(1.0)

@@ -88,11 +88,11 @@ def method_latencies(
     own work (fusion, live check) aside.
     """
     vectors = {query: index.embedding.embed_query(query) for query in queries}
-    tokens = {query: index.tokenizer.tokenize(query) for query in queries}
+    tokens = {query: index.tokenizer.terms(query) for query in queries}
     hybrid = RetrievalConfig.model_validate({"search_method": "hybrid_search", "top_k": top_k})
     seconds = {
         "semantic": time_each(queries, lambda q: index.vector.search(vectors[q], top_k)),
-        "full_text": time_each(queries, lambda q: index.fulltext.search(index.tokenizer.tokenize(q), top_k)),
+        "full_text": time_each(queries, lambda q: index.fulltext.search(index.tokenizer.terms(q), top_k)),
         "full_text_store": time_each(queries, lambda q: index.fulltext.search(tokens[q], top_k)),
         "keyword": time_each(queries, lambda q: index.keywords.search(q, top_k)),
     }

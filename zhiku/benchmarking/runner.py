@@ -225,8 +225,8 @@ def _latencies(
     qdrant = Latency.of(qdrant_local_seconds(vectors, query_vectors, TOP_K))
     del vectors
     say(f"rank_bm25 on {len(contents):,} segments ...")
-    token_lists = [index.tokenizer.tokenize(text) for text in contents]
-    query_tokens = [index.tokenizer.tokenize(query) for query in queries[:RANK_BM25_QUERIES]]
+    token_lists = [index.tokenizer.terms(text) for text in contents]
+    query_tokens = [index.tokenizer.terms(query) for query in queries[:RANK_BM25_QUERIES]]
     bm25 = Latency.of(rank_bm25_seconds(token_lists, query_tokens, TOP_K))
     return {
         "latency_ms": {method: value.to_json() for method, value in latency.items()},

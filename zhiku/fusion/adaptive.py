@@ -7,9 +7,13 @@ vague channel push its noise into the top results. :func:`top_zscore` measures a
 the channel's own scale: how many standard deviations its best candidate stands above the
 list's mean — the usual test of an outlier. The best of an even list stands about 1.7 above
 (``sqrt(3)``), a lone clear match above a flat tail up to ``sqrt(n - 1)`` (7 for 50 candidates).
-:func:`adaptive_weights` scales each channel's configured weight by it, per query; no labels and
-nothing stored with the dataset are needed. A cosine list and a BM25 list compare without
-calibrating either, since the measure is free of each channel's scale.
+:func:`adaptive_weights` scales each channel's configured weight by :func:`evidence`,
+``log(1 + z)``, per query; no labels and nothing stored with the dataset are needed. A cosine list
+and a BM25 list compare without calibrating either, since the measure is free of each channel's
+scale. The logarithm makes the trust grow less than the z-score: a best candidate 7 deviations
+out is a clear match, but not four times as sure as an even list's best at 1.7 — with ``z``
+itself, a BM25 list with one lucky term match takes nearly all the weight from a dense list
+that ranks the answer well.
 """
 
 from __future__ import annotations
@@ -39,9 +43,15 @@ def top_zscore(scores: Sequence[float]) -> float:
     return (scores[0] - mean) / sigma
 
 
+def evidence(scores: Sequence[float]) -> float:
+    """How much a channel's list says it found the query's answer: ``log(1 + top_zscore)``; 0
+    for a list that tells nothing (empty, or equal scores)."""
+    return math.log1p(top_zscore(scores))
+
+
 def adaptive_weights(scores: Mapping[str, Sequence[float]], shares: Mapping[str, float]) -> dict[str, float]:
     """The configured ``shares`` (summing to 1), moved between the channels that found something
-    in proportion to ``share * top_zscore``.
+    in proportion to ``share * evidence``.
 
     ``scores`` are the channels' raw scores, best first. A channel that found nothing (or failed)
     keeps its share, unused, as in ``weighted_score``: the others' scores keep their scale, so a
@@ -49,7 +59,7 @@ def adaptive_weights(scores: Mapping[str, Sequence[float]], shares: Mapping[str,
     flat), the shares are returned unchanged: nothing tells the channels apart.
     """
     answered = [channel for channel, values in scores.items() if values]
-    raw = {channel: shares[channel] * top_zscore(scores[channel]) for channel in answered}
+    raw = {channel: shares[channel] * evidence(scores[channel]) for channel in answered}
     total = sum(raw.values())
     if total <= 0.0:
         return dict(shares)

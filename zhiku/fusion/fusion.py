@@ -105,10 +105,10 @@ def adaptive_score(
     top_n: int | None = None,
 ) -> list[FusedHit]:
     """:func:`weighted_score` (min-max) with each channel's weight scaled, per query, by how far
-    its best candidate stands out of its list (:func:`~zhiku.fusion.adaptive.top_zscore`).
+    its best candidate stands out of its list (:func:`~zhiku.fusion.adaptive.evidence`).
 
     ``final = sum_c w_c(q) * minmax_c(segment)`` with ``w_c(q)`` proportional to
-    ``weight_c * top_zscore_c(q)`` and summing to 1, so the final score lies in ``[0, 1]`` like
+    ``weight_c * log(1 + top_zscore_c(q))`` and summing to 1, so the final score lies in ``[0, 1]`` like
     ``weighted_score``'s, 1 meaning best in every channel. A channel whose best candidate barely
     stands out of its list (a vague match) gives way, for this query, to one that found a clear
     match; a channel with equal scores throughout weighs 0 unless every channel is that flat

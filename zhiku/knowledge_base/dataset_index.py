@@ -250,8 +250,8 @@ class _FullTextChannel:
     def search(
         self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
     ) -> list[tuple[str, float]]:
-        tokens = self._index.tokenizer.tokenize(query)
-        return self._index.fulltext.search(tokens, limit, scope, summaries=summaries)
+        terms = self._index.tokenizer.terms(query)
+        return self._index.fulltext.search(terms, limit, scope, summaries=summaries)
 
 
 def _mtime(path: Path | None) -> float | None:
@@ -297,12 +297,7 @@ class DatasetIndex:
         self.dataset_id = dataset.id
         self._sessions = sessions
         tokenizer_settings = dataset.tokenizer_settings or {}
-        user_dict = tokenizer_settings.get("user_dict")
-        self.tokenizer = Tokenizer(
-            user_dict=Path(user_dict) if user_dict else None,
-            stop_words=tokenizer_settings.get("stop_words"),
-            stemmer=tokenizer_settings.get("stemmer"),
-        )
+        self.tokenizer = Tokenizer.from_settings(tokenizer_settings)
         self._user_dict_mtime = _mtime(self.tokenizer.user_dict)
         self._user_dict_lock = threading.Lock()
         self.keyword_extractor = KeywordExtractor(
@@ -489,7 +484,7 @@ class DatasetIndex:
                 [
                     TextRecord(
                         id=s.id,
-                        tokens=list(token_lists[start + i]),
+                        tokens=self.tokenizer.terms(s.content, token_lists[start + i]),
                         document_id=s.document_id,
                         enabled=s.enabled,
                         summary=s.summary,

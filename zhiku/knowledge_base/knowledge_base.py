@@ -150,12 +150,15 @@ class KnowledgeBase:
         stop_words: Iterable[str] | None = None,
         keyword_count: int | None = None,
         stemmer: str | None = DEFAULT_STEMMER,
+        han_bigrams: bool = True,
         llm: dict[str, Any] | None = None,
     ) -> Dataset:
         """Create a dataset. The embedding model is fixed at creation (its vectors fill the store).
 
         ``stemmer`` folds the words outside Chinese text for BM25 and keyword search (``plural``,
-        the default; ``english``, Snowball; None: as written); it is fixed with the indexes.
+        the default; ``english``, Snowball; None: as written); it is fixed with the indexes, as is
+        ``han_bigrams`` (BM25 also matches pairs of neighbouring Chinese characters; see
+        :meth:`~zhiku.datasource.tokenizer.Tokenizer.terms`).
         ``llm`` overrides the knowledge base's chat model for this dataset's Q&A indexing
         (keys ``base_url``, ``model``, ``api_key``, ``timeout``, ``max_retries``, ``max_concurrency``).
         """
@@ -175,6 +178,7 @@ class KnowledgeBase:
             if stemmer not in STEMMERS:
                 raise InvalidInput(f"unknown stemmer {stemmer!r}; use one of {', '.join(STEMMERS)} or None")
             tokenizer_settings["stemmer"] = stemmer
+        tokenizer_settings["han_bigrams"] = han_bigrams
         row = DatasetRow(
             name=name.strip(),
             description=description,
