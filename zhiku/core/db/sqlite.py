@@ -6,28 +6,53 @@ timeout so concurrent writers in threads wait instead of failing, and one connec
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
+#: Seconds a connection waits for another's lock (SQLite's busy timeout), and for WAL mode.
+BUSY_TIMEOUT = 30.0
+
 
 def make_sqlite_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
+        _use_wal(cursor)
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
 
     return engine
+
+
+def _use_wal(cursor: sqlite3.Cursor) -> None:
+    """Put the file in WAL mode (it stays so). Processes opening a new file together race to
+    switch it, and SQLite answers a switch it cannot make now with "database is locked" at once,
+    without waiting the busy timeout; so retry, with a growing pause, until the file is in WAL
+    mode (one of them switched it) or the busy timeout has passed."""
+    deadline = time.monotonic() + BUSY_TIMEOUT
+    pause = 0.005
+    while True:
+        try:
+            if cursor.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+                return
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
 
 
 def begin_exclusive(connection: Connection) -> None:
