@@ -86,6 +86,23 @@ def test_a_killed_ingest_is_resumed_on_the_next_run(tmp_path: Path, monkeypatch:
         assert again.info["action"] == "reused" and again.info["reused"] is True and len(notices) == 1
 
 
+def test_a_dataset_cut_as_an_older_version_cut_text_is_rebuilt_and_says_why(tmp_path: Path) -> None:
+    eval_set = load_eval_set(make_set(tmp_path / "tiny"), None)
+    with KnowledgeBase.open(tmp_path / "home", embedding_model="use") as kb:
+        kb.create_dataset("eval-tiny-passage", han_bigrams=False)  # as before character pairs
+        first = evaluate(kb, eval_set, methods=["full_text"])
+        assert first.info["action"] == (
+            "rebuilt (made without Chinese character pairs in BM25, a new dataset has them)"
+        )
+        assert kb.dataset("eval-tiny-passage").tokenizer_settings["han_bigrams"] is True
+        assert evaluate(kb, eval_set, methods=["full_text"]).info["action"] == "reused"
+        kb.delete_dataset("eval-tiny-passage")
+        kb.create_dataset("eval-tiny-passage", stemmer=None)
+        assert evaluate(kb, eval_set, methods=["full_text"]).info["action"] == (
+            "rebuilt (made with stemmer None, a new dataset's is plural)"
+        )
+
+
 def test_resuming_keeps_served_documents_and_embeds_nothing_again(tmp_path: Path) -> None:
     eval_set = load_eval_set(make_set(tmp_path / "tiny"), None)
     with KnowledgeBase.open(tmp_path / "home", embedding_model="use") as kb:

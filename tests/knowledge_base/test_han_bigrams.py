@@ -20,6 +20,7 @@ def test_full_text_finds_a_passage_that_shares_only_character_pairs(tmp_path: Pa
             "drugs.txt"
         ]
         assert words.search(question, search_method="full_text_search") == []
+        assert pairs.tokenizer_settings["han_bigrams"] and not words.tokenizer_settings["han_bigrams"]
     with KnowledgeBase.open(tmp_path / "home") as kb:  # stored with the dataset: queries cut like its index
         assert len(kb.dataset("pairs").search(question, search_method="full_text_search")) == 1
         assert kb.dataset("words").search(question, search_method="full_text_search") == []

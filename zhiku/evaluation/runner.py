@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +20,8 @@ from typing import Any, Literal
 from zhiku.core.documents import Chunk, Hit
 from zhiku.core.errors import NotFound, ZhikuError
 from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.datasource.stemming import DEFAULT_STEMMER
+from zhiku.datasource.tokenizer import DEFAULT_HAN_BIGRAMS
 from zhiku.evaluation.coverage import Coverage, coverage
 from zhiku.evaluation.metrics import score_run
 from zhiku.evaluation.sets import EvalSet, Passage
@@ -82,11 +84,17 @@ def _dataset(
     try:
         dataset = kb.dataset(name)
         wanted = embedding_model or kb.settings.embedding_model
-        if not rebuild and dataset.embedding_model == wanted:
+        outdated = _outdated_terms(dataset.tokenizer_settings)
+        if not rebuild and dataset.embedding_model == wanted and outdated is None:
             if dataset.description != description:
                 dataset.update(description=description)
             return dataset, None
-        built = "rebuilt (--rebuild)" if rebuild else f"rebuilt (embedding model {dataset.embedding_model})"
+        if rebuild:
+            built = "rebuilt (--rebuild)"
+        elif dataset.embedding_model != wanted:
+            built = f"rebuilt (embedding model {dataset.embedding_model})"
+        else:
+            built = f"rebuilt ({outdated})"
         kb.delete_dataset(name)
     except NotFound:
         pass
@@ -95,6 +103,17 @@ def _dataset(
         name, description=description, embedding_model=embedding_model, process_rule=rule
     )
     return dataset, built
+
+
+def _outdated_terms(settings: Mapping[str, Any]) -> str | None:
+    """Why a set's dataset no longer cuts text as a new one would (an upgrade changed a default),
+    or None: scoring it would measure the older terms under the new version's name."""
+    if settings.get("stemmer") != DEFAULT_STEMMER:
+        return f"made with stemmer {settings.get('stemmer')}, a new dataset's is {DEFAULT_STEMMER}"
+    if bool(settings.get("han_bigrams", False)) != DEFAULT_HAN_BIGRAMS:
+        made, new = ("without", "has") if DEFAULT_HAN_BIGRAMS else ("with", "has not")
+        return f"made {made} Chinese character pairs in BM25, a new dataset {new} them"
+    return None
 
 
 @dataclass(frozen=True)

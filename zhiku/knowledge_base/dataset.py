@@ -120,6 +120,12 @@ class Dataset:
     def embedding_model(self) -> str:
         return self._row().embedding_model
 
+    @property
+    def tokenizer_settings(self) -> dict[str, Any]:
+        """How its text was cut for BM25 and keywords (fixed at creation): ``stemmer``,
+        ``han_bigrams``, ``user_dict``, ``stop_words``, ``keyword_count`` where set."""
+        return dict(self._row().tokenizer_settings or {})
+
     def update(
         self,
         *,

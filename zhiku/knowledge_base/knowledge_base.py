@@ -33,7 +33,7 @@ from zhiku.core.private import private_directory, private_file
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.core.secrets import SecretBox
 from zhiku.datasource.stemming import DEFAULT_STEMMER, STEMMERS
-from zhiku.datasource.tokenizer import keep_lexicon_in
+from zhiku.datasource.tokenizer import DEFAULT_HAN_BIGRAMS, keep_lexicon_in
 from zhiku.knowledge_base import llm_options
 from zhiku.knowledge_base.answering import build_assistant, token_counter
 from zhiku.knowledge_base.context import DatasetContext
@@ -150,7 +150,7 @@ class KnowledgeBase:
         stop_words: Iterable[str] | None = None,
         keyword_count: int | None = None,
         stemmer: str | None = DEFAULT_STEMMER,
-        han_bigrams: bool = True,
+        han_bigrams: bool = DEFAULT_HAN_BIGRAMS,
         llm: dict[str, Any] | None = None,
     ) -> Dataset:
         """Create a dataset. The embedding model is fixed at creation (its vectors fill the store).
