@@ -10,6 +10,7 @@ import pytest
 
 from zhiku.benchmarking import SyntheticEmbedding, run_benchmark
 from zhiku.benchmarking.corpus import build_corpus, write_corpus
+from zhiku.benchmarking.runner import KEPT_MARKER
 from zhiku.benchmarking.timing import Latency, paired_sum
 from zhiku.core.errors import InvalidInput
 from zhiku.providers.embedding import create_embedding_model
@@ -86,3 +87,40 @@ def test_run_benchmark_reports_every_figure(tmp_path: Path) -> None:
     assert "Query latency" in report and "rank_bm25" in report and "synthetic" in report
     assert "index build" in report and "channels' searches" in report
     assert not list((tmp_path / "home").iterdir()), "the work directory is removed"
+
+
+def test_a_kept_dataset_is_reused_by_a_run_of_the_same_corpus_and_nothing_else(tmp_path: Path) -> None:
+    def run(keep: Path, segments: int = 80) -> tuple[dict, str]:
+        lines: list[str] = []
+        result = run_benchmark(tmp_path / "home", segments=segments, queries=4, log=lines.append,
+                               ingest_passages=20, limit_model="synthetic",
+                               eval_dir=tmp_path / "no-eval-sets", keep=keep)
+        return result, "\n".join(lines)
+
+    keep = tmp_path / "kept"
+    first, _ = run(keep)
+    assert "index_build" in first and "reused_dataset" not in first
+    marker = json.loads((keep / KEPT_MARKER).read_text(encoding="utf-8"))
+    assert marker["segments"] == 80 and marker["queries"] == 4
+    built = {p: p.stat().st_mtime_ns for p in [keep / "ingest.log", *(keep / "corpus").iterdir()]}
+
+    second, report = run(keep)
+    assert second["reused_dataset"] == str(keep) and second["segments_indexed"] == 80
+    assert "index_build" not in second and "child_ingest" not in second
+    assert second["latency_ms"]["hybrid"]["p50"] > 0 and second["ingest_chunks"] == 20
+    assert second["targets"]["search_p99_ms_during_index_build_at_most_1000"] == {"value": None, "met": None}
+    assert second["targets"]["peak_rss_mb_under_4096"]["met"] is None
+    assert f"dataset reused from {keep}" in report and "not measured (dataset reused)" in report
+    json.dumps(second, allow_nan=False)
+    assert {p: p.stat().st_mtime_ns for p in built} == built, "no corpus written, no ingest run again"
+
+    with pytest.raises(InvalidInput, match="not of"):
+        run(keep, segments=90)  # another size: refused, the kept dataset left alone
+    assert (keep / KEPT_MARKER).is_file()
+
+    other = tmp_path / "someone-elses"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(InvalidInput, match="no finished benchmark dataset"):
+        run(other)
+    assert [p.name for p in other.iterdir()] == ["notes.txt"]

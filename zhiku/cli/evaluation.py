@@ -211,9 +211,16 @@ def eval_routing_command(
 @click.command()
 @click.option("--segments", type=int, default=10_000, help="Corpus size for the latency runs.")
 @click.option("--queries", type=int, default=200)
+@click.option(
+    "--keep",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Build the dataset in this directory and keep it; a later run of the same size reuses it "
+    "(no ingest, no index build), so two versions time their searches on the same data.",
+)
 @json_option
 @click.pass_context
-def bench(ctx: click.Context, segments: int, queries: int, as_json: bool) -> None:
+def bench(ctx: click.Context, segments: int, queries: int, keep: Path | None, as_json: bool) -> None:
     """Ingestion throughput and query latency against rank_bm25 and qdrant-client (see benchmarks/).
 
     With --json the progress and the readable report go to stderr (a 1M run takes hours)."""
@@ -223,6 +230,6 @@ def bench(ctx: click.Context, segments: int, queries: int, as_json: bool) -> Non
         click.echo(line, err=as_json)
 
     with user_errors(ctx):
-        result = run_benchmark(ctx.obj["home"], segments=segments, queries=queries, log=log)
+        result = run_benchmark(ctx.obj["home"], segments=segments, queries=queries, log=log, keep=keep)
     if as_json:
         print_json(result, indent=None)
