@@ -12,6 +12,7 @@ import pytest
 import qdrant_edge as qe
 
 from zhiku.core.errors import StoreError
+from zhiku.core.scope import DocumentScope
 from zhiku.datasource.points import edge
 from zhiku.datasource.points.collection import PointData, VectorSpec, base_payload
 from zhiku.datasource.points.edge import EdgeCollection
@@ -101,9 +102,25 @@ def test_every_filtered_key_is_indexed_also_in_a_shard_made_before(tmp_path: Pat
     (tmp_path / "old").mkdir()
     older = qe.EdgeShard.create(str(tmp_path / "old"), config)  # as an earlier version left it
     older.update(qe.UpdateOperation.create_field_index("enabled", qe.PayloadSchemaType.Integer))
+    older.update(qe.UpdateOperation.create_field_index("document_id", qe.PayloadSchemaType.Keyword))
+    documents = [str(uuid.UUID(int=1000 + n)) for n in range(4)]
+    older.update(qe.UpdateOperation.upsert_points([
+        qe.Point(str(uuid.UUID(int=n + 1)), {DENSE: [1.0, n / 10] + [0.0] * (DIM - 2)},
+                 base_payload(documents[n % 4], True))
+        for n in range(40)
+    ]))
     older.close()
     for name in ("old", "new"):
         collection = EdgeCollection(tmp_path / name, VectorSpec(DENSE, DIM))
         schema = collection._require().info().payload_schema
         assert {"enabled", "summary", "document_id", "sections"} <= set(schema), name
+        # ids compared as 128-bit integers, not strings; an older shard's keyword index is replaced
+        assert schema["document_id"].data_type == qe.PayloadSchemaType.Uuid, name
         collection.close()
+    collection = EdgeCollection(tmp_path / "old", VectorSpec(DENSE, DIM))
+    query = [1.0] + [0.0] * (DIM - 1)
+    kept = collection.search(query, 40, scope=DocumentScope(frozenset(documents[:2])))
+    left = collection.search(query, 40, scope=DocumentScope(frozenset(documents[:1]), exclude=True))
+    assert sorted(int(uuid.UUID(pid)) - 1 for pid, _ in kept) == [n for n in range(40) if n % 4 < 2]
+    assert sorted(int(uuid.UUID(pid)) - 1 for pid, _ in left) == [n for n in range(40) if n % 4]
+    collection.close()

@@ -74,7 +74,11 @@ class EdgeCollection:
     ``integer_indexes`` are payload keys that get an integer index (``enabled``, ``summary``,
     ``document_id`` and ``sections`` are always indexed: every search filters on the first two, and
     an unindexed ``summary`` made Qdrant read each candidate's payload, 2.7 against 0.8 ms per
-    dense search at 100k points). An index missing from an older shard is built at open. For
+    dense search at 100k points). ``document_id`` has a UUID index: Qdrant keeps the ids as
+    128-bit integers, so a search restricted to some documents tests each point it visits by
+    comparing integers, not strings (100k points, a dense search of 100 among 10% of the documents:
+    4.6 against 1.1 ms with a keyword index). An index missing from an older shard, or of another
+    type, is built at open. For
     sparse vectors, ``optimize`` also vacuums deleted points, which Qdrant's IDF statistics keep
     counting until then.
 
@@ -114,7 +118,7 @@ class EdgeCollection:
         try:
             integers = (ENABLED_KEY, SUMMARY_KEY, *integer_indexes)
             self._ensure_indexes(
-                [(DOCUMENT_KEY, qe.PayloadSchemaType.Keyword), (SECTIONS_KEY, qe.PayloadSchemaType.Keyword)]
+                [(DOCUMENT_KEY, qe.PayloadSchemaType.Uuid), (SECTIONS_KEY, qe.PayloadSchemaType.Keyword)]
                 + [(key, qe.PayloadSchemaType.Integer) for key in integers]
             )
         except StoreError:
@@ -155,13 +159,18 @@ class EdgeCollection:
         return shard
 
     def _ensure_indexes(self, indexes: list[tuple[str, qe.PayloadSchemaType]]) -> None:
+        """Create each payload index missing, and replace one of another type (a shard made by an
+        older version indexed ``document_id`` as a keyword; 0.25 s at 100k points)."""
         shard = self._require()
         with store_errors("payload index", self._where):
             present = shard.info().payload_schema
             for key, schema in indexes:
-                if key not in present:
-                    self._written = True
-                    shard.update(qe.UpdateOperation.create_field_index(key, schema))
+                if key in present and present[key].data_type == schema:
+                    continue
+                self._written = True
+                if key in present:
+                    shard.update(qe.UpdateOperation.delete_field_index(key))
+                shard.update(qe.UpdateOperation.create_field_index(key, schema))
 
     def _require(self) -> qe.EdgeShard:
         if self._shard is None:
