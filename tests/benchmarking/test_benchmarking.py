@@ -111,6 +111,7 @@ def test_a_kept_dataset_is_reused_by_a_run_of_the_same_corpus_and_nothing_else(t
     assert second["targets"]["search_p99_ms_during_index_build_at_most_1000"] == {"value": None, "met": None}
     assert second["targets"]["peak_rss_mb_under_4096"]["met"] is None
     assert f"dataset reused from {keep}" in report and "not measured (dataset reused)" in report
+    assert "largest child" not in report
     json.dumps(second, allow_nan=False)
     assert {p: p.stat().st_mtime_ns for p in built} == built, "no corpus written, no ingest run again"
 

@@ -109,8 +109,11 @@ def _build_lines(result: dict[str, Any]) -> list[str]:
         f"peak RSS: this process {rss['benchmark']:,.0f} MB, largest child (ingest or index build) "
         f"{rss['largest_child']:,.0f} MB"
     )
-    if "reused_dataset" in result:
-        return [f"dataset reused from {result['reused_dataset']}: no ingest, no index build timed", peak]
+    if "reused_dataset" in result:  # no child process ran
+        return [
+            f"dataset reused from {result['reused_dataset']}: no ingest, no index build timed",
+            f"peak RSS: this process {rss['benchmark']:,.0f} MB",
+        ]
     child, build = result["child_ingest"], result["index_build"]
     during = ", ".join(
         f"{name} {value['p50']:g}/{value['p99']:g} ({int(value['n'])})"
