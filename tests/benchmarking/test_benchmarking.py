@@ -118,6 +118,9 @@ def test_a_kept_dataset_is_reused_by_a_run_of_the_same_corpus_and_nothing_else(t
     with pytest.raises(InvalidInput, match="not of"):
         run(keep, segments=90)  # another size: refused, the kept dataset left alone
     assert (keep / KEPT_MARKER).is_file()
+    (keep / KEPT_MARKER).write_text("{half a marker", encoding="utf-8")
+    with pytest.raises(InvalidInput, match="damaged"):
+        run(keep)
 
     other = tmp_path / "someone-elses"
     other.mkdir()

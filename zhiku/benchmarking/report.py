@@ -105,10 +105,6 @@ def format_report(result: dict[str, Any]) -> list[str]:
 def _build_lines(result: dict[str, Any]) -> list[str]:
     """The child ingest and the index build, or where the dataset they made was reused from."""
     rss = result["peak_rss_mb_processes"]
-    peak = (
-        f"peak RSS: this process {rss['benchmark']:,.0f} MB, largest child (ingest or index build) "
-        f"{rss['largest_child']:,.0f} MB"
-    )
     if "reused_dataset" in result:  # no child process ran
         return [
             f"dataset reused from {result['reused_dataset']}: no ingest, no index build timed",
@@ -125,7 +121,8 @@ def _build_lines(result: dict[str, Any]) -> list[str]:
         f"peak RSS {result['peak_rss_mb']:,.0f} MB",
         f"index build (HNSW, in a child process on a copy): {build['seconds']:g} s; searches meanwhile, "
         f"p50/p99 ms (n): {during}",
-        peak,
+        f"peak RSS: this process {rss['benchmark']:,.0f} MB, largest child (ingest or index build) "
+        f"{rss['largest_child']:,.0f} MB",
     ]
 
 

@@ -176,7 +176,10 @@ def _kept_dataset(work: Path, corpus: BenchCorpus) -> bool:
     """
     marker = work / KEPT_MARKER
     if marker.is_file():
-        built = json.loads(marker.read_text(encoding="utf-8"))
+        try:
+            built = json.loads(marker.read_text(encoding="utf-8"))
+        except ValueError:
+            raise InvalidInput(f"{marker} is damaged: name an empty or new directory") from None
         wanted = _corpus_identity(corpus)
         if built != wanted:
             raise InvalidInput(
