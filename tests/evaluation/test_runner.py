@@ -92,7 +92,7 @@ def test_a_dataset_cut_as_an_older_version_cut_text_is_rebuilt_and_says_why(tmp_
         kb.create_dataset("eval-tiny-passage", han_bigrams=False)  # as before character pairs
         first = evaluate(kb, eval_set, methods=["full_text"])
         assert first.info["action"] == (
-            "rebuilt (made without Chinese character pairs in BM25, a new dataset has them)"
+            "rebuilt (made without Chinese character pairs in BM25, unlike a new dataset)"
         )
         assert kb.dataset("eval-tiny-passage").tokenizer_settings["han_bigrams"] is True
         assert evaluate(kb, eval_set, methods=["full_text"]).info["action"] == "reused"

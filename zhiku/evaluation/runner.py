@@ -110,9 +110,9 @@ def _outdated_terms(settings: Mapping[str, Any]) -> str | None:
     or None: scoring it would measure the older terms under the new version's name."""
     if settings.get("stemmer") != DEFAULT_STEMMER:
         return f"made with stemmer {settings.get('stemmer')}, a new dataset's is {DEFAULT_STEMMER}"
-    if bool(settings.get("han_bigrams", False)) != DEFAULT_HAN_BIGRAMS:
-        made, new = ("without", "has") if DEFAULT_HAN_BIGRAMS else ("with", "has not")
-        return f"made {made} Chinese character pairs in BM25, a new dataset {new} them"
+    pairs = bool(settings.get("han_bigrams", False))
+    if pairs != DEFAULT_HAN_BIGRAMS:
+        return f"made {'with' if pairs else 'without'} Chinese character pairs in BM25, unlike a new dataset"
     return None
 
 

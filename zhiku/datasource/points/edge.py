@@ -76,8 +76,9 @@ class EdgeCollection:
     an unindexed ``summary`` made Qdrant read each candidate's payload, 2.7 against 0.8 ms per
     dense search at 100k points). ``document_id`` has a UUID index: Qdrant keeps the ids as
     128-bit integers, so a search restricted to some documents tests each point it visits by
-    comparing integers, not strings (100k points, a dense search of 100 among 10% of the documents:
-    4.6 against 1.1 ms with a keyword index). An index missing from an older shard, or of another
+    comparing integers, not strings (two copies of the 100k-segment benchmark dataset, 100
+    candidates among 10% of the documents: dense 0.51 against 1.04 ms, BM25 1.07 against 1.91 ms
+    with a keyword index). An index missing from an older shard, or of another
     type, is built at open. For
     sparse vectors, ``optimize`` also vacuums deleted points, which Qdrant's IDF statistics keep
     counting until then.
