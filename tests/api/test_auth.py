@@ -4,6 +4,7 @@ a key's scope (the same answer as for an unknown dataset), and keys stored hashe
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from flask import Flask
 
@@ -78,3 +79,59 @@ def test_auth_off_for_a_trusted_embedding_process(home: Path) -> None:
         assert Api(app.test_client(), None).get("/v1/datasets").status_code == 200
     finally:
         context_of(app).close()
+
+
+def test_scoped_key_cannot_widen_its_scope_through_answer_intents(app: Flask, api: Api) -> None:
+    """An intent's datasets narrow the datasets asked, never widen them: a key scoped to one
+    dataset naming another in ``answer.intents[].datasets`` gets the same 404 as for a dataset
+    that does not exist, on Dify's chat-messages and on OpenAI's chat completions."""
+    base = api.create_dataset("base")
+    secret_hr = api.create_dataset("secret-hr")
+    api.wait(secret_hr, api.add_text(secret_hr, "pay.txt", "The CEO's salary is 9,876,543 yuan a year.")[1])
+    api.wait(base, api.add_text(base, "tea.txt", "Green tea is steeped at 80 degrees for two minutes.")[1])
+    _, key = context_of(app).keys.create(datasets=[base])
+    scoped = Api(app.test_client(), key)
+
+    def intents(names: list[str]) -> dict[str, Any]:
+        intent = {"name": "pay", "description": "salary", "datasets": names}
+        return {"answerer": "extractive", "intents": [intent]}
+
+    replies = {}
+    for name in ("secret-hr", secret_hr, "no-such-dataset"):
+        replies[name] = [
+            scoped.post(
+                "/v1/chat-messages",
+                json={
+                    "query": "What is the CEO's salary?",
+                    "user": "u",
+                    "response_mode": "blocking",
+                    "answer": intents([name]),
+                },
+            ),
+            scoped.post(
+                "/v1/chat/completions",
+                json={
+                    "model": "zhiku",
+                    "messages": [{"role": "user", "content": "What is the CEO's salary?"}],
+                    "answer": intents([name]),
+                },
+            ),
+        ]
+    for name, responses in replies.items():
+        for response in responses:
+            assert response.status_code == 404, (name, response.json)
+            assert response.json["code"] == "not_found"
+            assert "9,876,543" not in response.get_data(as_text=True)
+    assert replies["secret-hr"][0].json["message"] == "no dataset 'secret-hr'"
+
+    allowed = scoped.post(
+        "/v1/chat-messages",
+        json={
+            "query": "How hot is the water for green tea?",
+            "user": "u",
+            "response_mode": "blocking",
+            "answer": intents(["base"]),
+        },
+    )
+    assert allowed.status_code == 200, allowed.json
+    assert "80 degrees" in allowed.json["answer"]

@@ -104,7 +104,7 @@ class Assistant:
         sources: list[Source] = []
         if plan.action == "answer":
             mark = time.perf_counter()
-            hits = self._retrieve(plan, plan.datasets if plan.datasets is not None else request.datasets)
+            hits = self._retrieve(plan, _within(plan.datasets, request.datasets))
             sources = assemble_sources(
                 hits,
                 max_tokens=config.context_tokens,
@@ -190,6 +190,17 @@ class Assistant:
             message_id=request.message_id,
         )
         answer.conversation_id = conversation_id
+
+
+def _within(chosen: Sequence[str] | None, asked: Sequence[str] | None) -> Sequence[str] | None:
+    """The datasets to search: those the plan chose (an intent's), kept within those asked (the
+    caller's scope; None: all). A plan narrows the scope, never widens it."""
+    if chosen is None:
+        return asked
+    if asked is None:
+        return chosen
+    allowed = set(asked)
+    return [dataset for dataset in chosen if dataset in allowed]
 
 
 def _ms(since: float) -> float:

@@ -294,11 +294,37 @@ class KnowledgeBase:
             config = AnswerConfig.model_validate(config or {})
         if datasets is not None:
             datasets = [self.dataset(name).id for name in datasets]
+        config = self._intents_within(config, datasets)
         request = AskRequest(
             question, datasets, conversation_id, remember, user, owner, history, message_id
         )
         assistant = self._answer_loop()
         return assistant.events(request, config) if stream else assistant.ask(request, config)
+
+    def _intents_within(self, config: AnswerConfig, scope: Sequence[str] | None) -> AnswerConfig:
+        """``config`` with each intent's datasets given by id, each within ``scope`` (dataset ids;
+        None: every dataset). An intent narrows the datasets asked, never widens them: a dataset
+        outside the scope is :class:`NotFound` with the same message as one that does not exist,
+        so a scoped caller learns nothing of datasets it may not use."""
+        if not any(intent.datasets for intent in config.intents):
+            return config
+        allowed = set(scope) if scope is not None else None
+        intents = []
+        for intent in config.intents:
+            if intent.datasets is None:
+                intents.append(intent)
+                continue
+            ids = []
+            for name in intent.datasets:
+                try:
+                    dataset_id = self.dataset(name).id
+                except NotFound:
+                    dataset_id = None
+                if dataset_id is None or (allowed is not None and dataset_id not in allowed):
+                    raise NotFound(f"no dataset {name!r}")
+                ids.append(dataset_id)
+            intents.append(intent.model_copy(update={"datasets": tuple(dict.fromkeys(ids))}))
+        return config.model_copy(update={"intents": tuple(intents)})
 
     @property
     def conversations(self) -> ConversationStore:
