@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from zhiku.answers.citations import drop_unknown, finish, normalise, repair, strip_markers
+import re
+
+from zhiku.answers.citations import (
+    StreamedCitations,
+    drop_unknown,
+    finish,
+    normalise,
+    repair,
+    strip_markers,
+)
 from zhiku.answers.sources import Source
 
 LEAVE = "员工每年享有十五天带薪年假，需要提前两周向主管提交申请。"
@@ -61,3 +70,44 @@ def test_finish_without_repair_keeps_uncited_sentences_uncited() -> None:
 
 def test_strip_markers() -> None:
     assert strip_markers("年假十五天[1][2]。") == "年假十五天。"
+
+
+def streamed(pieces: list[str]) -> list[str]:
+    """What a stream of ``pieces`` hands on, piece by piece (the end of the stream last)."""
+    citations = StreamedCitations(sources())
+    return [*(citations.feed(piece) for piece in pieces), citations.close()]
+
+
+def test_a_marker_of_a_nonexistent_source_split_across_pieces_is_never_handed_on() -> None:
+    handed = streamed(["年假十五天[1]", "[", "9]。"])
+    assert handed == ["年假十五天[1]", "", "。", ""]
+
+
+def test_streamed_text_is_finished_text_however_the_pieces_fall() -> None:
+    texts = [
+        "甲【1】乙(ID:2)丙（来源：1）丁[^2]戊[1, 2]己[来源2]庚[source 1]",
+        "年假十五天[3]。开门时间[2][2]。[0]",
+        "[[9]9] and [1[9]] (see the notes) [2",
+        "价格(2023年)为[12]元[1，9]，（ID：9）见【来源 2】。[",
+    ]
+    for text in texts:
+        final, _ = finish(text, sources(), repair_uncited=False)
+        one_by_one = streamed(list(text))
+        assert "".join(one_by_one) == final, text
+        for cut in range(len(text) + 1):
+            handed = streamed([text[:cut], text[cut:]])
+            assert "".join(handed) == final, (text, cut)
+
+
+def test_no_handed_on_text_names_an_unknown_source() -> None:
+    for text in ["[[9]9]", "[[[9]9]9]", "[1][[9]1]", "【[9]3】"]:
+        joined = "".join(streamed(list(text)))
+        assert all(int(n) in (1, 2) for n in re.findall(r"\[(\d{1,3})\]", joined)), (text, joined)
+
+
+def test_text_that_cannot_be_a_marker_is_not_held_back() -> None:
+    citations = StreamedCitations(sources())
+    assert citations.feed("开门时间(") == "开门时间"
+    assert citations.feed("see the notes) ") == "(see the notes) "
+    assert citations.feed("[1") == ""
+    assert citations.feed("] done") == "[1] done"

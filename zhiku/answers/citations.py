@@ -9,11 +9,11 @@ clearly taken from one source gets that source's marker (see :data:`REPAIR_THRES
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from zhiku.answers.sentences import split_sentences
 from zhiku.answers.sources import Source
-from zhiku.answers.types import Citation
+from zhiku.answers.types import AnswerEvent, Citation
 
 #: Share of a sentence's character bigrams (words for Latin text) that must occur in one source
 #: for an uncited sentence to be credited to it. 0.6 credits a sentence that copies or lightly
@@ -31,6 +31,14 @@ _SHAPES = [
     re.compile(rf"\[\s*({_NUMBERS})\s*\]"),  # [1], [1, 2]
 ]
 _MARKER = re.compile(r"\[(\d{1,3})\]")
+_LAST_MARKER = re.compile(r"\[\d{1,3}\]\Z")
+#: What may open a citation, and what may follow it before it closes: every prefix of a shape
+#: above matches (wider is harmless: it only holds text back until the next character decides).
+_OPENING = re.compile(r"[\[【［(（]")
+_MARKER_PREFIX = re.compile(
+    r"[\[【［(（]\^?\s*(?:[a-z来源资料]{1,6}\s*)?[:：]?\s*(?:\d{1,3}(?:\s*[,，、;；]\s*\d{0,3})*)?\s*",
+    re.I,
+)
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[a-z0-9]+")
 _CLOSING = "。！？；!?;.…”’」』）)"
@@ -52,7 +60,11 @@ def drop_unknown(text: str, sources: Sequence[Source]) -> str:
     """``text`` without the markers that name no source, and without repeats of a marker that
     directly follows itself (``[1][1]``)."""
     known = {source.number for source in sources}
-    text = _MARKER.sub(lambda m: m.group(0) if int(m.group(1)) in known else "", text)
+    while True:  # removing ``[9]`` from ``[[9]9]`` leaves another ``[9]``: until none is left
+        dropped = _MARKER.sub(lambda m: m.group(0) if int(m.group(1)) in known else "", text)
+        if dropped == text:
+            break
+        text = dropped
     return re.sub(r"(\[\d{1,3}\])(?:\1)+", r"\1", text)
 
 
@@ -98,6 +110,79 @@ def finish(
     if repair_uncited:
         text, _ = repair(text, sources)
     return text, citations_of(text, sources, written=written)
+
+
+class StreamedCitations:
+    """Markers checked in text that arrives in pieces (a streamed answer), so that nothing handed
+    on names a source that does not exist — not even a ``[9]`` split as ``[`` and ``9]``.
+
+    A piece ending in what may open a marker (``[``, ``[1``, ``【来源``) is held back until the
+    marker closes or can no longer be one. Shapes are normalised and unknown markers dropped as
+    :func:`finish` does; repair needs whole sentences, so it is left to :func:`finish`.
+    """
+
+    def __init__(self, sources: Sequence[Source]) -> None:
+        self._sources = list(sources)
+        self._held = ""
+        self._last_marker = ""  # the marker handed-on text ends with: ``[1]`` then ``[1]`` stays one
+
+    def feed(self, piece: str) -> str:
+        """The text that can be handed on now (may be empty)."""
+        text = self._held + piece
+        cut = _hold_from(text)
+        ready = self._clean(text[:cut])
+        back = _hold_from(ready)  # a dropped marker may have joined a bracket to what followed
+        self._held = ready[back:] + text[cut:]
+        return self._hand_on(ready[:back])
+
+    def close(self) -> str:
+        """The rest, at the end of the stream (a bracket still open is plain text)."""
+        ready, self._held = self._clean(self._held), ""
+        return self._hand_on(ready)
+
+    def _clean(self, text: str) -> str:
+        prefix = self._last_marker  # a known marker: cleaning keeps it as it is
+        return drop_unknown(normalise(prefix + text), self._sources)[len(prefix) :]
+
+    def _hand_on(self, text: str) -> str:
+        if text:
+            last = _LAST_MARKER.search(text)
+            self._last_marker = last.group(0) if last else ""
+        return text
+
+
+def _hold_from(text: str) -> int:
+    """Where the part of ``text`` that may still become a marker starts (its length if none).
+
+    What is held may yet vanish (a ``[9`` closed and dropped), which joins the text before it to
+    whatever comes next: so an opening whose text up to the held part could begin a marker is
+    held too (``[[9`` is held whole, or ``[`` then ``9]`` would reach the client)."""
+    held = len(text)
+    while True:
+        starts = (m.start() for m in _OPENING.finditer(text, 0, held))
+        opening = next((at for at in starts if _MARKER_PREFIX.fullmatch(text, at, held)), None)
+        if opening is None:
+            return held
+        held = opening
+
+
+def checked_events(events: Iterator[AnswerEvent]) -> Iterator[AnswerEvent]:
+    """A streamed answer's events with the deltas' markers checked against its sources (see
+    :class:`StreamedCitations`); a delta left empty is not passed on."""
+    citations = StreamedCitations(())
+    for event in events:
+        if event.kind == "sources":
+            citations = StreamedCitations(event.sources)
+        elif event.kind == "delta":
+            text = citations.feed(event.delta)
+            if text:
+                yield AnswerEvent("delta", delta=text)
+            continue
+        elif event.answer is not None:
+            rest = citations.close()
+            if rest:
+                yield AnswerEvent("delta", delta=rest)
+        yield event
 
 
 def citations_of(text: str, sources: Sequence[Source], *, written: set[int] | None = None) -> list[Citation]:

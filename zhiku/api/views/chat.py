@@ -1,9 +1,11 @@
 """Answers over HTTP: Dify's chat-messages, conversations and messages; OpenAI's chat completions.
 
 Streaming answers are server-sent events. The sources are fixed before the first text event, so
-a streamed ``[n]`` already means the source the final event lists; when citation repair changes
-the text, Dify clients get a ``message_replace`` event with the final text, OpenAI clients the
-final text in the last chunk's ``content_final`` (the references travel only in that chunk).
+a streamed ``[n]`` already means the source the final event lists, and the streamed markers are
+checked against them as they go (one naming no source is never sent, not even split across
+model deltas); when citation repair changes the text, Dify clients get a ``message_replace``
+event with the final text, OpenAI clients the final text in the last chunk's ``content_final``
+(the references travel only in that chunk).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from flask import Response, jsonify, stream_with_context
 
+from zhiku.answers.citations import checked_events
 from zhiku.answers.memory import Turn
 from zhiku.answers.types import Answer, AnswerEvent
 from zhiku.api.auth import principal
@@ -121,7 +124,7 @@ def dify_events(events: Iterator[AnswerEvent], task_id: str, message_id: str, cr
     conversation_id = None
     written: list[str] = []
     try:
-        for event in events:
+        for event in checked_events(events):
             if event.kind == "delta":
                 written.append(event.delta)
                 yield _sse(
@@ -242,7 +245,7 @@ def _openai_events(
     written: list[str] = []
     try:
         yield _sse(openai_chunk(completion_id, model, created, {"role": "assistant", "content": ""}))
-        for event in events:
+        for event in checked_events(events):
             if event.kind == "delta":
                 written.append(event.delta)
                 yield _sse(openai_chunk(completion_id, model, created, {"content": event.delta}))
