@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
 from flask import Flask
 
 from tests.api.conftest import Api, context_of, make_app
@@ -195,3 +196,47 @@ def test_a_running_document_stops_at_the_next_stage(app: Flask, home: Path) -> N
     queue.resume(dataset.id, document)
     assert queue.claim() is not None
     assert dataset.index_waiting(document).status == "completed"
+
+
+@pytest.mark.parametrize("store", ["data_dir", "database"])
+def test_a_refused_update_leaves_the_queued_upload_alone(home: Path, store: str) -> None:
+    """An update of a ``waiting`` document is refused (409) before anything is written: the
+    queued upload keeps its content and the refused text is never indexed."""
+    app = make_app(home, workers=False, upload_store=store)
+    try:
+        _, secret = context_of(app).keys.create()
+        api = Api(app.test_client(), secret)
+        dataset = api.create_dataset()
+        document, _ = api.add_text(dataset, "green", GREEN)
+        base = f"/v1/datasets/{dataset}/documents/{document}"
+        for name in ("oolong", "green"):  # a new file name, and the same one
+            refused = api.post(f"{base}/update-by-text", json={"name": name, "text": OOLONG})
+            assert refused.status_code == 409 and refused.json["code"] == "document_indexing"
+        by_file = api.post(
+            f"{base}/update-by-file", data={"file": (io.BytesIO(OOLONG.encode()), "green.txt")}
+        )
+        assert by_file.status_code == 409 and by_file.json["code"] == "document_indexing"
+        queue = context_of(app).queue
+        job = queue.claim()
+        assert job is not None and job.document_id == document
+        source = queue.source(job)
+        data = source.content.read_bytes() if isinstance(source.content, Path) else source.content
+        assert data.decode("utf-8") == GREEN
+        info = context_of(app).kb.dataset(dataset).index_waiting(document, source=source)
+        assert info.status == "completed" and info.error is None, info.error
+    finally:
+        context_of(app).close()
+
+
+def test_an_accepted_update_keeps_only_the_new_upload(api: Api, home: Path) -> None:
+    dataset = api.create_dataset()
+    document = api.indexed_text(dataset, "green", GREEN)
+    for name, text in (("green", OOLONG), ("oolong", GREEN)):
+        updated = api.post(
+            f"/v1/datasets/{dataset}/documents/{document}/update-by-text", json={"name": name, "text": text}
+        )
+        assert updated.status_code == 200, updated.json
+        (status,) = api.wait(dataset, updated.json["batch"])
+        assert status["indexing_status"] == "completed", status
+        stored = [path for path in (home / "uploads" / document).rglob("*") if path.is_file()]
+        assert [(path.name, path.read_text(encoding="utf-8")) for path in stored] == [(f"{name}.txt", text)]

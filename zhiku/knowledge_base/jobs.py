@@ -44,6 +44,8 @@ S = DocumentStatus
 
 #: States ``retry`` accepts: failed, or served with some chunks failed (the whole file is redone).
 RETRYABLE = (S.ERROR, S.COMPLETED_WITH_ERRORS)
+#: States a document may be queued again from, with new content or not (not waiting nor running).
+_REQUEUEABLE = RESTARTABLE | {S.PAUSED}
 #: How many waiting documents one claim looks at (others may be taken by other workers meanwhile).
 _CLAIM_WINDOW = 16
 
@@ -85,6 +87,16 @@ class JobState:
     paused_at: datetime | None
     archived: bool
     queued: bool
+
+
+def _check_requeueable(document_id: str, status: str) -> None:
+    """409 ``document_indexing`` for a document already queued or being indexed."""
+    if status == S.WAITING:
+        raise DocumentIndexing(
+            f"document {document_id!r} is waiting to be indexed; pause it first or wait until it is done"
+        )
+    if status not in _REQUEUEABLE:
+        raise DocumentIndexing(f"document {document_id!r} is being indexed; wait or pause it first")
 
 
 def new_batch() -> str:
@@ -175,39 +187,54 @@ class IndexingQueue:
         process_rule: dict[str, Any] | None = None,
     ) -> None:
         """Index an existing document again: new content (``data``), or its stored upload again
-        with a new process rule. Its segments stay served until the new version replaces them."""
+        with a new process rule. Its segments stay served until the new version replaces them.
+
+        The status is checked before anything is written, and new content is staged beside the
+        queued upload: it replaces that upload only in the transaction that queues the document,
+        so a refused update (the document is waiting or being indexed) changes nothing."""
         with self._sessions() as session:
             row = self._document(session, dataset_id, document_id)
-            if row.status in IN_PROGRESS:
-                raise DocumentIndexing(f"document {document_id!r} is being indexed; wait or pause it first")
+            _check_requeueable(document_id, row.status)
             job = session.get(DocumentJobRow, document_id)
             if job is not None and job.archived:
                 raise ArchivedDocument(f"document {document_id!r} is archived; unarchive it first")
             previous_upload = job.upload if job is not None else None
+        staged = None
         if data is not None:
-            path = self.uploads.store(document_id, file_name or name or row.name, data)
-        elif previous_upload and self.uploads.exists(previous_upload):
-            path = previous_upload
-        else:
+            staged = self.uploads.stage(document_id, file_name or name or row.name, data)
+        elif not (previous_upload and self.uploads.exists(previous_upload)):
             raise InvalidInput(
                 f"document {document_id!r} has no stored upload to index again; send its content"
             )
-        values: dict[str, Any] = {"error": None, "source": str(path)}
+        values: dict[str, Any] = {"error": None}
         if name:
             values["name"] = name[:1024]
         if data is not None:
             values.update(size=len(data), file_hash=hashlib.sha256(data).hexdigest())
-        with self._sessions.begin() as session:
-            # a paused document may be queued again with new content too
-            if move_in(session, [document_id], S.WAITING, only_from=RESTARTABLE | {S.PAUSED}, **values) != 1:
-                raise DocumentIndexing(f"document {document_id!r} is being indexed; wait or pause it first")
-            job = session.get(DocumentJobRow, document_id)
-            if job is None:
-                job = DocumentJobRow(document_id=document_id, dataset_id=dataset_id)
-                session.add(job)
-            job.batch, job.upload, job.paused_at = batch, str(path), None
-            if process_rule is not None:
-                job.process_rule = process_rule
+        try:
+            with self._sessions.begin() as session:
+                # a paused document may be queued again with new content too; the move comes
+                # first, so a document changed since the check above is refused unwritten
+                path = staged.reference if staged is not None else previous_upload
+                values["source"] = str(path)
+                if move_in(session, [document_id], S.WAITING, only_from=_REQUEUEABLE, **values) != 1:
+                    _check_requeueable(document_id, self._document(session, dataset_id, document_id).status)
+                    raise DocumentIndexing(f"document {document_id!r} changed status; try again")
+                if staged is not None:
+                    staged.write(session)
+                job = session.get(DocumentJobRow, document_id)
+                if job is None:
+                    job = DocumentJobRow(document_id=document_id, dataset_id=dataset_id)
+                    session.add(job)
+                job.batch, job.upload, job.paused_at = batch, str(path), None
+                if process_rule is not None:
+                    job.process_rule = process_rule
+        except BaseException:
+            if staged is not None:
+                staged.discard()
+            raise
+        if staged is not None:
+            staged.keep()
         self.dispatch([document_id])
 
     def retry(self, dataset_id: str, document_ids: Sequence[str], batch: str) -> None:

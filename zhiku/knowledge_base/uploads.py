@@ -5,10 +5,16 @@ can index it again, and a Celery worker on another machine can index a file uplo
 API process. Setting ``upload_store`` picks the place:
 
 - ``data_dir`` (default) and ``shared_dir``: a folder per document, ``<root>/<document id>/``,
-  holding one file whose name is the client's file name made safe (:func:`safe_filename`); the
+  holding one file whose name is the client's file name made safe (:func:`safe_filename`) —
+  a new version sent later sits in a sub-folder of its own until it replaces the first; the
   reference kept in the job row is that file's path, so a shared directory must be mounted at
   the same path on every machine;
 - ``database``: a row of ``stored_uploads``; the reference is ``db:<document id>/<name>``.
+
+A new version of an existing document is *staged* (:meth:`UploadStore.stage`): it is written
+beside the upload the document is queued with, becomes the document's upload in the same
+transaction that queues it again, and the old one is removed only once that has committed. An
+update the queue refuses therefore leaves the queued upload as it was.
 """
 
 from __future__ import annotations
@@ -72,10 +78,33 @@ def _truncate(text: str, max_bytes: int) -> str:
     return encoded.decode("utf-8", errors="ignore")
 
 
+class StagedUpload(Protocol):
+    """A new version of a document's upload, not yet the one its job row points to.
+
+    The caller writes it in the transaction that queues the document again (:meth:`write`),
+    then, after the commit, calls :meth:`keep` (the earlier upload goes); if the transaction
+    fails or is refused, :meth:`discard` (the earlier upload stays, untouched)."""
+
+    @property
+    def reference(self) -> str:
+        """What the job row will hold once the version is written."""
+        ...
+
+    def write(self, session: Session) -> None:
+        """Make the version part of ``session``'s transaction."""
+        ...
+
+    def keep(self) -> None: ...
+
+    def discard(self) -> None: ...
+
+
 class UploadStore(Protocol):
     """Where stored uploads are kept; a reference (``store``'s result) is what a job row holds."""
 
     def store(self, document_id: str, name: str, data: bytes) -> str: ...
+
+    def stage(self, document_id: str, name: str, data: bytes) -> StagedUpload: ...
 
     def exists(self, reference: str) -> bool: ...
 
@@ -125,7 +154,13 @@ class Uploads:
         """
         folder = self._folder(document_id)
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        target = folder / safe_filename(name)
+        target = self._write(folder, safe_filename(name), data)
+        _remove_all_but(folder, target)
+        return target
+
+    @staticmethod
+    def _write(folder: Path, name: str, data: bytes) -> Path:
+        target = folder / name
         handle, temp = tempfile.mkstemp(dir=folder, prefix=".part-")
         try:
             with os.fdopen(handle, "wb") as out:
@@ -136,10 +171,19 @@ class Uploads:
         except BaseException:
             Path(temp).unlink(missing_ok=True)
             raise
-        for other in folder.iterdir():
-            if other != target:
-                other.unlink(missing_ok=True)
         return target
+
+    def stage(self, document_id: str, name: str, data: bytes) -> StagedFile:
+        """Write ``data`` as a new version in a fresh sub-folder, the current upload untouched."""
+        folder = self._folder(document_id)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        version = Path(tempfile.mkdtemp(dir=folder, prefix="v-"))
+        try:
+            path = self._write(version, safe_filename(name), data)
+        except BaseException:
+            shutil.rmtree(version, ignore_errors=True)
+            raise
+        return StagedFile(folder, path)
 
     def remove(self, document_id: str) -> None:
         shutil.rmtree(self._folder(document_id), ignore_errors=True)
@@ -151,6 +195,72 @@ class Uploads:
         return folder
 
 
+def _remove_all_but(folder: Path, keep: Path) -> None:
+    """Remove everything in a document's folder but ``keep`` (and the sub-folder holding it)."""
+    for other in folder.iterdir():
+        if other == keep or other == keep.parent:
+            continue
+        if other.is_dir() and not other.is_symlink():
+            shutil.rmtree(other, ignore_errors=True)
+        else:
+            other.unlink(missing_ok=True)
+    if keep.parent != folder:
+        for other in keep.parent.iterdir():
+            if other != keep:
+                other.unlink(missing_ok=True)
+
+
+class StagedFile:
+    """A version written to its own sub-folder; ``keep`` removes the document's other files."""
+
+    def __init__(self, folder: Path, path: Path) -> None:
+        self.folder, self.path = folder, path
+
+    @property
+    def reference(self) -> str:
+        return str(self.path)
+
+    def write(self, session: Session) -> None:
+        pass  # written already, beside the current upload
+
+    def keep(self) -> None:
+        _remove_all_but(self.folder, self.path)
+
+    def discard(self) -> None:
+        shutil.rmtree(self.path.parent, ignore_errors=True)
+
+
+class StagedRow:
+    """A version for the ``stored_uploads`` row, written in the caller's transaction: the row is
+    replaced only if that transaction commits, so there is nothing to clean up either way."""
+
+    def __init__(self, document_id: str, name: str, data: bytes) -> None:
+        self.document_id, self.name, self.data = document_id, safe_filename(name), data
+
+    @property
+    def reference(self) -> str:
+        return f"{DATABASE_PREFIX}{self.document_id}/{self.name}"
+
+    def write(self, session: Session) -> None:
+        _put_row(session, self.document_id, self.name, self.data)
+
+    def keep(self) -> None:
+        pass
+
+    def discard(self) -> None:
+        pass
+
+
+def _put_row(session: Session, document_id: str, name: str, data: bytes) -> str:
+    safe = safe_filename(name)
+    row = session.get(StoredUploadRow, document_id)
+    if row is None:
+        session.add(StoredUploadRow(document_id=document_id, name=safe, data=data))
+    else:
+        row.name, row.data = safe, data
+    return f"{DATABASE_PREFIX}{document_id}/{safe}"
+
+
 class DatabaseUploads:
     """Uploads kept as rows of ``stored_uploads``: every process on the database reads them."""
 
@@ -158,14 +268,12 @@ class DatabaseUploads:
         self._sessions = sessions
 
     def store(self, document_id: str, name: str, data: bytes) -> str:
-        safe = safe_filename(name)
         with self._sessions.begin() as session:
-            row = session.get(StoredUploadRow, document_id)
-            if row is None:
-                session.add(StoredUploadRow(document_id=document_id, name=safe, data=data))
-            else:
-                row.name, row.data = safe, data
-        return f"{DATABASE_PREFIX}{document_id}/{safe}"
+            return _put_row(session, document_id, name, data)
+
+    def stage(self, document_id: str, name: str, data: bytes) -> StagedRow:
+        """The row is written by the transaction that queues the document again (same database)."""
+        return StagedRow(document_id, name, data)
 
     def exists(self, reference: str) -> bool:
         if not reference.startswith(DATABASE_PREFIX):
