@@ -20,6 +20,13 @@ import pytest
 from flask import Flask
 
 from tests.api.conftest import Api, context_of, make_app
+from zhiku.api.schemas import (
+    MAX_MESSAGE_CHARS,
+    MAX_NAME_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_QUESTION_CHARS,
+)
+from zhiku.core.metadata import MAX_VALUE_CHARS
 
 
 @pytest.fixture
@@ -155,6 +162,115 @@ def test_segment_keywords_and_answers_are_bounded(quiet_api: Api) -> None:
         data = json.dumps(payload)
         body = _error(quiet_api.post(base, data=data, content_type="application/json"), 400, "invalid_param")
         assert body["details"][0]["loc"] == loc, body
+
+
+def _long(n: int) -> str:
+    return "茶" * n
+
+
+#: (path, body, the field named) — each one character past its limit.
+OVERLONG_FIELDS = [
+    ("/v1/retrieve", {"query": _long(MAX_QUERY_CHARS + 1)}, "query"),
+    ("/v1/datasets/{dataset}/retrieve", {"query": _long(MAX_QUERY_CHARS + 1)}, "query"),
+    ("/v1/datasets/{dataset}/hit-testing", {"query": _long(MAX_QUERY_CHARS + 1)}, "query"),
+    ("/v1/kb-search", {"query": "tea", "datasets": [_long(MAX_NAME_CHARS + 1)]}, "datasets.0"),
+    ("/v1/chat-messages", {"query": _long(MAX_QUESTION_CHARS + 1)}, "query"),
+    ("/v1/chat-messages", {"query": "tea", "inputs": {"topic": _long(MAX_MESSAGE_CHARS + 1)}}, "inputs"),
+    ("/v1/chat-messages", {"query": "tea", "datasets": [_long(MAX_NAME_CHARS + 1)]}, "datasets.0"),
+    (
+        "/v1/chat-messages",
+        {
+            "query": "tea",
+            "answer": {"intents": [{"name": "a", "description": "b", "examples": [_long(2001)]}]},
+        },
+        "answer.intents.0.examples.0",
+    ),
+    (
+        "/v1/chat/completions",
+        {"model": "zhiku", "messages": [{"role": "user", "content": _long(MAX_MESSAGE_CHARS + 1)}]},
+        "messages.0.content",
+    ),
+    (
+        "/v1/chat/completions",
+        {
+            "model": "zhiku",
+            "messages": [
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": [{"type": "text", "text": _long(MAX_MESSAGE_CHARS + 1)}]},
+            ],
+        },
+        "messages.1.content",
+    ),
+    (
+        "/v1/chat/completions",
+        {
+            "model": "zhiku",
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": _long(MAX_MESSAGE_CHARS)}] * 2}
+            ],
+        },
+        "messages.0.content",
+    ),
+    (
+        "/v1/retrieval",
+        {
+            "knowledge_id": "{dataset}",
+            "query": _long(MAX_QUESTION_CHARS + 1),
+            "retrieval_setting": {"top_k": 3, "score_threshold": 0},
+        },
+        "query",
+    ),
+    (
+        "/v1/datasets/{dataset}/documents/metadata",
+        {
+            "operation_data": [
+                {"document_id": "d", "metadata_list": [{"id": "f", "value": _long(MAX_VALUE_CHARS + 1)}]}
+            ]
+        },
+        "operation_data.0.metadata_list.0.value",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "payload", "field"), OVERLONG_FIELDS, ids=[f"{p}:{f}" for p, _, f in OVERLONG_FIELDS]
+)
+def test_an_overlong_text_field_is_a_400_naming_it(
+    quiet_api: Api, path: str, payload: dict[str, Any], field: str
+) -> None:
+    """Queries were bounded, the rest of a request's free text was not: a 20,000-character
+    message cost minutes of embedding. Every text field now has a limit, checked before any work."""
+    dataset = quiet_api.create_dataset("tea")
+    body = json.loads(json.dumps(payload).replace("{dataset}", dataset))
+    refused = _error(quiet_api.post(path.format(dataset=dataset), json=body), 400, "invalid_param")
+    assert refused["details"][0]["loc"].startswith(field), refused["details"]
+    assert field in refused["message"]
+
+
+def test_text_limits_are_in_the_openapi_document(quiet_api: Api) -> None:
+    components = quiet_api.get("/v1/openapi.json").json["components"]["schemas"]
+    content = json.dumps(components["OpenAIMessage"]["properties"]["content"])
+    assert f'"maxLength": {MAX_MESSAGE_CHARS}' in content
+    assert components["ChatMessageBody"]["properties"]["query"]["maxLength"] == MAX_QUESTION_CHARS
+    assert components["ExternalRetrievalBody"]["properties"]["query"]["maxLength"] == MAX_QUESTION_CHARS
+    assert components["RetrieveBody"]["properties"]["query"]["maxLength"] == MAX_QUERY_CHARS
+
+
+def test_questions_at_their_limits_are_answered(quiet_api: Api) -> None:
+    """The longest accepted question is answered, not refused: the embedding model reads what
+    fits its input and the rest is cut."""
+    dataset = quiet_api.create_dataset("tea")
+    query = "绿茶怎么泡？" + _long(MAX_QUERY_CHARS - 6)
+    assert quiet_api.post("/v1/retrieve", json={"query": query}).status_code == 200
+    message = {"role": "user", "content": "绿茶怎么泡？" + _long(MAX_MESSAGE_CHARS - 6)}
+    answered = quiet_api.post("/v1/chat/completions", json={"model": "zhiku", "messages": [message]})
+    assert answered.status_code == 200, answered.get_data(as_text=True)[:300]
+    external = {
+        "knowledge_id": dataset,
+        "query": _long(MAX_QUESTION_CHARS),
+        "retrieval_setting": {"top_k": 3, "score_threshold": 0},
+    }
+    assert quiet_api.post("/v1/retrieval", json=external).status_code == 200
 
 
 # -- a scoped key learns nothing ---------------------------------------------------------------

@@ -10,7 +10,7 @@ schema given to a model for tool calling (:data:`KB_SEARCH_TOOL`), so the two ca
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,7 +34,7 @@ class KbSearchArgs(BaseModel):
     query: str = Field(
         min_length=1, max_length=2000, description="What to look for, in the user's language."
     )
-    datasets: list[str] | None = Field(
+    datasets: list[Annotated[str, Field(max_length=255)]] | None = Field(
         default=None,
         max_length=50,
         description="Dataset names or ids to search; omit to search every dataset.",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,7 +28,8 @@ class Intent(BaseModel):
     section: SectionPath | None = Field(None, max_length=255)
     #: What a refusal says; a polite default in the question's language otherwise.
     reply: str | None = Field(None, max_length=2000)
-    examples: tuple[str, ...] = Field((), max_length=20)
+    #: Example questions of this kind (each as long as a description at most).
+    examples: tuple[Annotated[str, Field(max_length=1000)], ...] = Field((), max_length=20)
 
 
 

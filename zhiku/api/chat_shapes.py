@@ -6,19 +6,28 @@ Request models validate and bound every field; the ``render_*`` functions turn a
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from zhiku.answers.config import AnswerConfig
 from zhiku.answers.memory import Conversation, Message
 from zhiku.answers.sources import Source
 from zhiku.answers.types import Answer
+from zhiku.api.schemas import MAX_MESSAGE_CHARS, MAX_NAME_CHARS, MAX_QUESTION_CHARS, Name
 
-#: Longest question accepted (characters): a question, not a document to index.
-MAX_QUESTION_CHARS = 8_000
 #: Most earlier messages an OpenAI-style request may carry.
 MAX_MESSAGES = 100
+#: Most parts of one message's content.
+MAX_CONTENT_PARTS = 100
+
+
+def _bounded_inputs(values: dict[str, Any]) -> dict[str, Any]:
+    """Dify's ``inputs``: each text value at most :data:`MAX_MESSAGE_CHARS` characters."""
+    for key, value in values.items():
+        if isinstance(value, str) and len(value) > MAX_MESSAGE_CHARS:
+            raise ValueError(f"{key[:80]!r}: at most {MAX_MESSAGE_CHARS} characters")
+    return values
 
 
 class ChatMessageBody(BaseModel):
@@ -28,11 +37,15 @@ class ChatMessageBody(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     query: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
-    inputs: dict[str, Any] = Field(default_factory=dict, max_length=50)
+    inputs: Annotated[dict[Name, Any], AfterValidator(_bounded_inputs)] = Field(
+        default_factory=dict,
+        max_length=50,
+        description=f"accepted for Dify clients; a text value at most {MAX_MESSAGE_CHARS} characters",
+    )
     response_mode: Literal["blocking", "streaming"] = "streaming"
     conversation_id: str = Field("", max_length=64)
-    user: str = Field("", max_length=255)
-    datasets: list[str] | None = Field(None, max_length=50, description="dataset names or ids; default: all")
+    user: str = Field("", max_length=MAX_NAME_CHARS)
+    datasets: list[Name] | None = Field(None, max_length=50, description="dataset names or ids; default: all")
     answer: AnswerConfig | None = None
 
 
@@ -65,16 +78,39 @@ class UserBody(BaseModel):
     user: str | None = Field(None, max_length=255)
 
 
+class ContentPart(BaseModel):
+    """One part of a message's content; only ``text`` parts are read (an image is ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: str = Field("text", max_length=64)
+    text: str | None = Field(None, max_length=MAX_MESSAGE_CHARS)
+
+
 class OpenAIMessage(BaseModel):
+    """One message; its text (a string, or the text parts together) is at most
+    :data:`MAX_MESSAGE_CHARS` characters."""
+
     model_config = ConfigDict(extra="ignore")
 
     role: Literal["system", "user", "assistant", "tool", "developer"]
-    content: str | list[dict[str, Any]] | None = None
+    content: (
+        Annotated[str, Field(max_length=MAX_MESSAGE_CHARS)]
+        | Annotated[list[ContentPart], Field(max_length=MAX_CONTENT_PARTS)]
+        | None
+    ) = None
+
+    @field_validator("content")
+    @classmethod
+    def _bounded_parts(cls, content: str | list[ContentPart] | None) -> str | list[ContentPart] | None:
+        if isinstance(content, list) and sum(len(part.text or "") for part in content) > MAX_MESSAGE_CHARS:
+            raise ValueError(f"at most {MAX_MESSAGE_CHARS} characters in all its parts")
+        return content
 
     def text(self) -> str:
         if isinstance(self.content, str):
             return self.content
-        return "".join(str(part.get("text", "")) for part in self.content or [] if isinstance(part, dict))
+        return "".join(part.text or "" for part in self.content or [])
 
 
 class ChatCompletionBody(BaseModel):
@@ -84,7 +120,7 @@ class ChatCompletionBody(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    model: str = Field(min_length=1, max_length=255)
+    model: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     messages: list[OpenAIMessage] = Field(min_length=1, max_length=MAX_MESSAGES)
     stream: bool = False
     answer: AnswerConfig | None = None

@@ -47,7 +47,14 @@ MAX_NAME_CHARS = 255  # names, ids, keywords, users
 MAX_TEXT_CHARS = 20_000_000  # a document's text (the body is bounded by upload_max_mb as well)
 MAX_SEGMENT_CHARS = 100_000  # a segment's content or answer
 MAX_DESCRIPTION_CHARS = 10_000
-MAX_QUERY_CHARS = 4000
+MAX_QUERY_CHARS = 4000  # a search query: what to look for, not a document
+#: a question to answer (Dify's chat ``query``, a Dify external knowledge query): it may carry
+#: some context of its own. Embedding models read only what fits their input, so a longer one
+#: would cost more everywhere else (tokenizing, keywords, a chat model's prompt) for nothing.
+MAX_QUESTION_CHARS = 8000
+#: one message of an OpenAI-style conversation (all its text parts together) or one Dify input
+#: value: a system prompt or an earlier answer quoted may be longer than a question
+MAX_MESSAGE_CHARS = 16_000
 MAX_DATASETS_PER_QUERY = 100  # dataset ids or names in one retrieval
 MAX_KEYWORDS = 100  # keywords of one segment
 MAX_LIST_ITEMS = 1000  # ids of one bulk status change

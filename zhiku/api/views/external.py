@@ -22,6 +22,7 @@ from zhiku.api.auth import Principal
 from zhiku.api.context import context, visible_dataset
 from zhiku.api.responses import Out
 from zhiku.api.routing import Routes
+from zhiku.api.schemas import MAX_QUESTION_CHARS
 from zhiku.core.errors import NotFound
 from zhiku.core.metadata import Condition, MetadataFilter
 
@@ -77,7 +78,7 @@ class ExternalRetrievalBody(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     knowledge_id: str = Field(min_length=1, max_length=255)
-    query: str = Field(min_length=1, max_length=10_000)
+    query: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="Dify's question")
     retrieval_setting: RetrievalSetting
     metadata_condition: MetadataCondition | None = None
 

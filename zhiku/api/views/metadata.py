@@ -3,7 +3,7 @@ shapes (fields by id; values set by ``POST /datasets/{id}/documents/metadata``).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from flask import Response, jsonify
 from pydantic import BaseModel, ConfigDict, Field
@@ -12,7 +12,7 @@ from zhiku.api.context import visible_dataset
 from zhiku.api.responses import Out, Result
 from zhiku.api.routing import Routes
 from zhiku.core.errors import InvalidInput
-from zhiku.core.metadata import BUILTIN_FIELDS, FieldType
+from zhiku.core.metadata import BUILTIN_FIELDS, MAX_VALUE_CHARS, FieldType
 from zhiku.knowledge_base.metadata import MAX_FIELDS
 
 routes = Routes("metadata")
@@ -41,7 +41,7 @@ class MetadataValue(BaseModel):
 
     id: str = Field(max_length=64)
     name: str | None = Field(None, max_length=255)
-    value: str | int | float | None = None
+    value: Annotated[str, Field(max_length=MAX_VALUE_CHARS)] | int | float | None = None
 
 
 class DocumentMetadata(BaseModel):
