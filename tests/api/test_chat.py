@@ -4,11 +4,15 @@ completions, streamed and blocking."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from flask import Flask
+from werkzeug.serving import make_server
 from werkzeug.test import TestResponse
 
 from tests.api.conftest import Api, context_of, make_app
@@ -100,3 +104,58 @@ def test_blocking_answers_drop_the_marker_too(chat: ChatApi) -> None:
     )
     assert response.status_code == 200, response.json
     assert response.json["choices"][0]["message"]["content"] == "员工每年有十五天带薪年假[1]。"
+
+
+# -- OpenAI: models ----------------------------------------------------------------------------
+
+
+def model_ids(api: Api) -> list[str]:
+    response = api.get("/v1/models")
+    assert response.status_code == 200, response.json
+    assert response.json["object"] == "list"
+    for model in response.json["data"]:
+        assert model["object"] == "model" and model["owned_by"] == "zhiku"
+        assert isinstance(model["created"], int)
+    return [model["id"] for model in response.json["data"]]
+
+
+def test_models_are_zhiku_and_each_dataset_the_key_may_use(app: Flask, api: Api) -> None:
+    tea = api.create_dataset("tea")
+    api.create_dataset("coffee")
+    assert model_ids(api) == ["zhiku", "coffee", "tea"]
+
+    _, scoped_secret = context_of(app).keys.create(name="tea only", datasets=[tea])
+    scoped = Api(app.test_client(), scoped_secret)
+    assert model_ids(scoped) == ["zhiku", "tea"]
+    assert scoped.get("/v1/models/tea").json == api.get("/v1/models/tea").json
+    assert scoped.get("/v1/models/coffee").status_code == 404  # as if it did not exist
+    assert api.get("/v1/models/coffee").json["id"] == "coffee"
+    assert api.get("/v1/models/zhiku").json["id"] == "zhiku"
+    assert api.get("/v1/models/nothing").status_code == 404
+    assert Api(app.test_client(), None).get("/v1/models").status_code == 401
+
+
+def test_a_dataset_named_like_the_all_datasets_model_is_listed_by_its_id(api: Api) -> None:
+    dataset_id = api.create_dataset("zhiku")
+    assert model_ids(api) == ["zhiku", dataset_id]
+    assert api.get(f"/v1/models/{dataset_id}").json["id"] == dataset_id
+
+
+def test_models_over_http(app: Flask, api: Api) -> None:
+    """A chat front-end's first call, over a real socket."""
+    api.create_dataset("tea")
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{server.server_port}/v1"
+        headers = {"Authorization": f"Bearer {api.key}"}
+        listing = httpx.get(f"{base}/models", headers=headers, timeout=30)
+        assert listing.status_code == 200
+        assert listing.headers["content-type"].startswith("application/json")
+        assert [model["id"] for model in listing.json()["data"]] == ["zhiku", "tea"]
+        one = httpx.get(f"{base}/models/tea", headers=headers, timeout=30).json()
+        assert set(one) == {"id", "object", "created", "owned_by"}
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)

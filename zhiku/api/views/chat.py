@@ -1,4 +1,5 @@
-"""Answers over HTTP: Dify's chat-messages, conversations and messages; OpenAI's chat completions.
+"""Answers over HTTP: Dify's chat-messages, conversations and messages; OpenAI's chat completions
+and the models they may name.
 
 Streaming answers are server-sent events. The sources are fixed before the first text event, so
 a streamed ``[n]`` already means the source the final event lists, and the streamed markers are
@@ -39,15 +40,19 @@ from zhiku.api.chat_shapes import (
     openai_references,
 )
 from zhiku.api.context import context, visible_dataset
+from zhiku.api.dify import seconds
 from zhiku.api.errors import STATUS_OF_CODE, ApiError
 from zhiku.api.routing import Routes
 from zhiku.core.errors import ZhikuError
+from zhiku.knowledge_base.catalog import DatasetSummary
 
 routes = Routes("answers")
 logger = logging.getLogger(__name__)
 
 #: ``model`` of an OpenAI-style request that asks every dataset the key may use.
 ALL_DATASETS_MODEL = "zhiku"
+#: Datasets read per query when listing models.
+_MODELS_PAGE = 500
 
 
 def answer_datasets(names: Sequence[str] | None) -> list[str] | None:
@@ -258,3 +263,58 @@ def _openai_events(
     except Exception as exc:
         yield _sse({"error": _error_event(exc)})
     yield _sse("[DONE]")
+
+
+# -- OpenAI: models ----------------------------------------------------------------------------
+
+
+@routes.route(
+    "GET",
+    "/models",
+    summary="OpenAI-compatible model list: 'zhiku' (every dataset the key may use) and one per dataset",
+)
+def list_models() -> Response:
+    datasets = _visible_datasets()
+    models = [_all_datasets_model(datasets)]
+    models += [_model(_model_id(summary), _created(summary)) for summary in datasets]
+    return jsonify({"object": "list", "data": models})
+
+
+@routes.route(
+    "GET",
+    "/models/{model_id}",
+    summary="One model: 'zhiku', or a dataset's name or id (as chat completions take it)",
+)
+def get_model(model_id: str) -> Response:
+    if model_id == ALL_DATASETS_MODEL:
+        return jsonify(_all_datasets_model(_visible_datasets()))
+    (summary,) = context().catalog.datasets([visible_dataset(model_id).id])  # 404 beyond the key's scope
+    return jsonify(_model(model_id, _created(summary)))
+
+
+def _visible_datasets() -> list[DatasetSummary]:
+    """Every dataset the key may use, newest first (as ``GET /datasets`` lists them)."""
+    catalog, ids = context().catalog, list[str]()
+    while True:
+        page, total = catalog.dataset_ids(offset=len(ids), limit=_MODELS_PAGE, within=principal().datasets)
+        ids += page
+        if not page or len(ids) >= total:
+            return catalog.datasets(ids)
+
+
+def _model_id(summary: DatasetSummary) -> str:
+    """The ``model`` that asks this dataset: its name, or its id when the name means all datasets."""
+    return summary.id if summary.name == ALL_DATASETS_MODEL else summary.name
+
+
+def _model(model_id: str, created: int) -> dict[str, Any]:
+    return {"id": model_id, "object": "model", "created": created, "owned_by": "zhiku"}
+
+
+def _created(summary: DatasetSummary) -> int:
+    return seconds(summary.created_at) or 0
+
+
+def _all_datasets_model(datasets: Sequence[DatasetSummary]) -> dict[str, Any]:
+    """``zhiku`` dates from the oldest dataset it answers from (0 when there is none)."""
+    return _model(ALL_DATASETS_MODEL, min(map(_created, datasets), default=0))
