@@ -113,6 +113,50 @@ def test_next_stays_on_this_site() -> None:
         assert safe_next(outside) == "/"
 
 
+#: ``next`` values a browser would follow off the site: a tab, newline or space a browser drops
+#: from a URL (``/\t/evil`` is ``//evil``), a backslash it reads as a slash, an encoded one.
+HOSTILE_NEXT = [
+    "/\t/evil.example",
+    "/\n/evil.example",
+    "/\r\n/evil.example",
+    "/ /evil.example",
+    "\t//evil.example",
+    "/%09/evil.example",
+    "/%2F/evil.example",
+    "/%5Cevil.example",
+    "/\x00/evil.example",
+    "/\u3000/evil.example",
+    "///evil.example",
+    "http:/evil.example",
+    "javascript:alert(1)",
+    "datasets",
+    "/\\/evil.example",
+]
+
+
+def test_hostile_next_values_stay_on_this_site() -> None:
+    for outside in HOSTILE_NEXT:
+        assert safe_next(outside) == "/", outside
+    assert safe_next("/datasets/abc/segments?page=2&keyword=%E8%8C%B6") == (
+        "/datasets/abc/segments?page=2&keyword=%E8%8C%B6"
+    )
+
+
+def test_signing_in_with_a_hostile_next_goes_home(app: Flask, secret: str) -> None:
+    """``next=/%09/evil.example`` was sent back as ``Location: /\t/evil.example``, which a browser
+    follows to ``//evil.example``: another site, right after the sign-in."""
+    for outside in ("/%09/evil.example", "/%0A/evil.example", "/%5C/evil.example", "%2F%2Fevil.example"):
+        browser = Console(app.test_client())
+        browser.get("/signin")
+        response = browser.post(f"/signin?next={outside}", {"secret": secret})
+        assert response.status_code == 302 and response.headers["Location"] == "/", outside
+        signed = browser.get(f"/signin?next={outside}")
+        assert signed.status_code == 302 and signed.headers["Location"] == "/", outside
+    browser.get("/datasets")  # the signed-in session's form token
+    language = browser.post("/language", {"lang": "zh", "next": "/\t/evil.example"})
+    assert language.status_code == 302 and language.headers["Location"] == "/"
+
+
 def test_language_follows_the_browser_then_the_switch(console: Console) -> None:
     english = console.get("/datasets").get_data(as_text=True)
     assert ">Datasets<" in english

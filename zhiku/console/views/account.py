@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import unicodedata
+from urllib.parse import unquote, urlsplit
+
 from flask import g, redirect, render_template, request, session, url_for
 from flask.typing import ResponseReturnValue
 
@@ -13,12 +16,28 @@ from zhiku.console.signin import password_store, sign_in_with_key, sign_in_with_
 
 #: A key is ``zk-`` and 43 characters; anything much longer is not one.
 MAX_SECRET_CHARS = 1024
+#: Longest page address to go back to after signing in.
+MAX_NEXT_CHARS = 2048
 
 
 def safe_next(target: str | None, default: str = "/") -> str:
-    """A path on this site to go back to; anything else (another host, a scheme) goes ``default``."""
-    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+    """A path on this site to go back to; anything else goes ``default``.
+
+    A browser drops tabs and newlines from a URL and reads a backslash as a slash, so
+    ``/\t/evil.example`` is ``//evil.example`` to it: another host. Accepted is a path starting
+    with a single ``/``, without backslash, control character or whitespace — before or after
+    percent-decoding — that names no scheme and no host.
+    """
+    if not target or len(target) > MAX_NEXT_CHARS:
         return default
+    for form in (target, unquote(target)):
+        if not form.startswith("/") or form.startswith("//") or "\\" in form:
+            return default
+        if any(char.isspace() or unicodedata.category(char)[0] == "C" for char in form):
+            return default
+        parts = urlsplit(form)
+        if parts.scheme or parts.netloc:
+            return default
     return target
 
 
