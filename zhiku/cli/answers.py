@@ -22,6 +22,8 @@ answerer_option = click.option(
 datasets_option = click.option(
     "--dataset", "dataset_names", multiple=True, help="Dataset to answer from (repeatable; default: all)."
 )
+#: Typed alone at the chat prompt (any case), these end the chat instead of being asked.
+EXIT_WORDS = frozenset({"/exit", "/quit", "exit", "quit"})
 
 
 @click.command()
@@ -62,7 +64,8 @@ def ask(
 @answerer_option
 @click.pass_context
 def chat(ctx: click.Context, dataset_names: tuple[str, ...], answerer: str) -> None:
-    """Talk with the knowledge base; follow-up questions remember the conversation. Ctrl-D ends."""
+    """Talk with the knowledge base; follow-up questions remember the conversation. /exit, /quit,
+    exit, quit or Ctrl-D ends."""
     with open_knowledge_base(ctx) as kb:
         conversation_id: str | None = None
         while True:
@@ -73,6 +76,8 @@ def chat(ctx: click.Context, dataset_names: tuple[str, ...], answerer: str) -> N
                 break
             if not question:
                 continue
+            if question.lower() in EXIT_WORDS:
+                break
             with user_errors(ctx):
                 events = kb.ask(
                     question,
