@@ -9,8 +9,9 @@ from pathlib import Path
 
 from flask import Flask
 
-from tests.api.conftest import context_of
+from tests.api.conftest import context_of, make_app
 from tests.console.conftest import Console
+from zhiku.console import SIGNIN_PER_MINUTE
 from zhiku.console.password import ConsolePassword
 from zhiku.console.views.account import safe_next
 
@@ -181,3 +182,58 @@ def test_console_password_command_stores_only_a_hash(tmp_path: Path) -> None:
     assert (store.path.stat().st_mode & 0o777) == 0o600 and "tea garden" not in store.path.read_text()
     cleared = subprocess.run([*command, "--clear"], capture_output=True, text=True)
     assert cleared.returncode == 0 and store.stored() is None
+
+
+def _wrong_sign_in(app: Flask, address: str, forwarded_for: str | None = None, n: int = 0) -> int:
+    """One failed sign-in from ``address``, varying what an attacker controls: a fresh session,
+    an ``X-Forwarded-For`` and a bearer header of its own each time."""
+    browser = Console(app.test_client())
+    headers = {"Authorization": f"Bearer zk-guess-{n}", "Accept": "application/json"}
+    if forwarded_for is not None:
+        headers["X-Forwarded-For"] = forwarded_for
+    environ = {"REMOTE_ADDR": address}
+    browser.get("/signin", environ_base=environ)
+    response = browser.post("/signin", {"secret": f"zk-wrong-{n}"}, headers=headers, environ_base=environ)
+    return int(response.status_code)
+
+
+def test_failed_sign_ins_from_one_address_are_limited_whatever_its_headers(app: Flask, secret: str) -> None:
+    """The limit was keyed on the bearer header, which an attacker varies at will: guesses were
+    not limited at all. It is keyed on the connection's address now."""
+    statuses = [_wrong_sign_in(app, "203.0.113.7", f"198.51.100.{n}", n) for n in range(SIGNIN_PER_MINUTE)]
+    assert statuses == [401] * SIGNIN_PER_MINUTE
+    assert _wrong_sign_in(app, "203.0.113.7", "198.51.100.250", 999) == 429
+    # the address is refused even with the right key; another address still signs in
+    browser = Console(app.test_client())
+    browser.get("/signin", environ_base={"REMOTE_ADDR": "203.0.113.7"})
+    limited = browser.post(
+        "/signin",
+        {"secret": secret},
+        headers={"Accept": "application/json"},
+        environ_base={"REMOTE_ADDR": "203.0.113.7"},
+    )
+    assert limited.status_code == 429 and limited.json["code"] == "rate_limited"  # type: ignore[index]
+    assert int(limited.headers["Retry-After"]) >= 1
+    assert _wrong_sign_in(app, "203.0.113.8") == 401
+    other = Console(app.test_client())
+    other.get("/signin", environ_base={"REMOTE_ADDR": "203.0.113.9"})
+    signed = other.post("/signin", {"secret": secret}, environ_base={"REMOTE_ADDR": "203.0.113.9"})
+    assert signed.status_code == 302
+
+
+def test_behind_a_trusted_proxy_sign_ins_are_limited_per_forwarded_address(tmp_path: Path) -> None:
+    proxy = "10.0.0.2"
+    app = make_app(tmp_path / "home", workers=False, trusted_proxies=[proxy])
+    try:
+        for n in range(SIGNIN_PER_MINUTE):
+            assert _wrong_sign_in(app, proxy, "198.51.100.1", n) == 401
+        assert _wrong_sign_in(app, proxy, "198.51.100.1") == 429
+        # a forged entry before the proxy's own is ignored: the address the proxy saw counts
+        assert _wrong_sign_in(app, proxy, "192.0.2.9, 198.51.100.1") == 429
+        assert _wrong_sign_in(app, proxy, "198.51.100.2") == 401
+        # a client that is not the proxy is counted by its own address, whatever it forwards
+        for n in range(SIGNIN_PER_MINUTE):
+            assert _wrong_sign_in(app, "203.0.113.50", f"198.51.100.{100 + n}", n) == 401
+        assert _wrong_sign_in(app, "203.0.113.50", "198.51.100.200") == 429
+    finally:
+        context_of(app).close()

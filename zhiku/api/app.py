@@ -69,7 +69,7 @@ def create_app(
     for group in ALL:
         group.register(blueprint, limits)
     app.register_blueprint(blueprint)
-    register_console(app, settings, limits.limiter)
+    register_console(app, settings, limits)
     register_error_handlers(app)
     app.extensions[EXTENSION] = ApiContext(
         settings=settings,

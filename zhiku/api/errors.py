@@ -48,7 +48,7 @@ SERVER_SIDE_MESSAGES: dict[str, str] = {
 }
 
 
-def _retry_after(exc: HTTPException) -> dict[str, str]:
+def retry_after(exc: HTTPException) -> dict[str, str]:
     """``Retry-After`` of a rate-limit answer: what the limiter put on its own response, else
     the seconds to the end of the limit's window."""
     own = exc.response.headers.get("Retry-After") if exc.response is not None else None
@@ -116,7 +116,7 @@ def register_error_handlers(app: Flask) -> None:
         }.get(status, exc.description or exc.name or "error")
         response = error_response(status, code, message)
         if status == 429:
-            response.headers.update(_retry_after(exc))
+            response.headers.update(retry_after(exc))
         if status == 405 and exc.get_response().headers.get("Allow"):
             response.headers["Allow"] = exc.get_response().headers["Allow"]
         return response

@@ -4,8 +4,11 @@ Every operation belongs to one route class — ``read`` (GET), ``search`` (retri
 ``ingest`` (a document created or replaced) or ``write`` (every other change) — and each class
 has its own requests-per-minute limit per API key (settings ``rate_limit_<class>``, 0: none, the
 default). A request past its limit is answered 429 ``rate_limited`` with ``Retry-After``. The
-counter is keyed by a hash of the bearer key as sent (a wrong key spends its own counter, so
-guessing keys is limited too), or by the client address without one.
+counter is keyed by a hash of the bearer key as sent, or by the client address without one: the
+connection's, or what a trusted proxy forwarded (setting ``trusted_proxies``, see
+:class:`ClientAddress`). A counter per key cannot slow guessing (each guess is a new key; a key's
+random part is beyond guessing anyway); the console's sign-in, where a password may be guessed,
+counts its failures per client address instead (:meth:`RateLimits.address_key`).
 
 A key may also have at most ``queue_max_per_key`` documents waiting or being indexed at once
 (429 ``queue_full``), so one caller cannot bury the indexing workers under its uploads.
@@ -14,8 +17,9 @@ A key may also have at most ``queue_max_per_key`` documents waiting or being ind
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from flask import Flask, request
@@ -45,13 +49,40 @@ def route_class(method: str, path: str) -> RouteClass:
     return "write"
 
 
-def caller_key() -> str:
-    """Who a rate limit counts: the bearer key as sent (hashed), else the client address."""
+class ClientAddress:
+    """The address of the client of this request: the connection's own, unless it comes from a
+    trusted proxy (setting ``trusted_proxies``); then the nearest ``X-Forwarded-For`` hop that
+    is not a trusted proxy itself. Entries before it were written by the client and are ignored:
+    the client may forge them, the proxies append what they saw."""
+
+    def __init__(self, trusted_proxies: Sequence[str] = ()) -> None:
+        self._trusted = [ipaddress.ip_network(item, strict=False) for item in trusted_proxies]
+
+    def _is_trusted(self, address: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        return any(ip in network for network in self._trusted)
+
+    def __call__(self) -> str:
+        remote = request.remote_addr or ""
+        if not self._trusted or not self._is_trusted(remote):
+            return remote
+        hops = [hop.strip() for line in request.headers.getlist("X-Forwarded-For") for hop in line.split(",")]
+        for hop in reversed(hops):
+            if not self._is_trusted(hop):
+                return hop[:64]
+        return remote
+
+
+def bearer_digest() -> str | None:
+    """A hash of the bearer key as sent, or None without one."""
     _, _, token = request.headers.get("Authorization", "").partition(" ")
     token = token.strip()
-    if token:
-        return "key:" + hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:32]
-    return f"addr:{request.remote_addr or ''}"
+    if not token:
+        return None
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:32]
 
 
 class RateLimits:
@@ -65,13 +96,24 @@ class RateLimits:
             "search": settings.rate_limit_search,
             "ingest": settings.rate_limit_ingest,
         }
+        self.client_address = ClientAddress(settings.trusted_proxies)
         self.limiter = Limiter(
-            caller_key,
+            self.caller_key,
             app=app,
             storage_uri="memory://",
             headers_enabled=True,
             strategy="moving-window",
         )
+
+    def caller_key(self) -> str:
+        """Who an API rate limit counts: the bearer key as sent (hashed), else the client address."""
+        digest = bearer_digest()
+        return f"key:{digest}" if digest is not None else f"addr:{self.client_address()}"
+
+    def address_key(self) -> str:
+        """Who a limit on guessing counts (console sign-in): the client address only. Never a
+        header the client chooses freely: each new value would be a fresh counter."""
+        return f"addr:{self.client_address()}"
 
     def apply(self, view: View, method: str, path: str) -> View:
         """``view`` counted against its route class's limit (unchanged when the class has none)."""

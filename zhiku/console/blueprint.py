@@ -9,12 +9,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, g, jsonify, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    Response,
+    g,
+    jsonify,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.exceptions import HTTPException
 
-from zhiku.api.errors import SERVER_SIDE_MESSAGES, STATUS_OF_CODE, ApiError
+from zhiku.api.errors import SERVER_SIDE_MESSAGES, STATUS_OF_CODE, ApiError, retry_after
 from zhiku.console.forms import FormError
 from zhiku.console.i18n import choose_language, translator
 from zhiku.console.signin import signed_in
@@ -107,4 +117,9 @@ def _zhiku_error(exc: ZhikuError) -> ResponseReturnValue:
 @console.errorhandler(HTTPException)
 def _http_error(exc: HTTPException) -> ResponseReturnValue:
     status = exc.code or 500
+    if status == 429:  # the sign-in limit: named as the API names its own, with Retry-After
+        message = translator(getattr(g, "lang", "en"))("Too many failed sign-ins; try again later.")
+        response = make_response(_error(429, "rate_limited", message))
+        response.headers.update(retry_after(exc))
+        return response
     return _error(status, (exc.name or "error").lower().replace(" ", "_"), exc.description or "")

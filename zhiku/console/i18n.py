@@ -30,6 +30,7 @@ ZH: dict[str, str] = {
     "Console password": "控制台密码",
     "API key or password": "API 密钥或密码",
     "Wrong API key or password.": "API 密钥或密码错误。",
+    "Too many failed sign-ins; try again later.": "登录失败次数过多，请稍后再试。",
     "Create a key with `zhiku apikey create`, or set a password with `zhiku console-password`.":
         "用 `zhiku apikey create` 创建密钥，或用 `zhiku console-password` 设置密码。",
     "All datasets": "全部知识库",

@@ -7,13 +7,14 @@ caches) lives under ``home``.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from zhiku.core.errors import ConfigError
 from zhiku.core.secrets import Secret
@@ -32,7 +33,7 @@ def _env_value(field: str, raw: str) -> Any:
     return raw
 
 
-_JSON_FIELDS = frozenset({"rerank_models", "tokenizers", "api_embedding_models"})
+_JSON_FIELDS = frozenset({"rerank_models", "tokenizers", "api_embedding_models", "trusted_proxies"})
 
 
 def default_home() -> Path:
@@ -115,6 +116,21 @@ class Settings(BaseModel):
     rate_limit_ingest: int = Field(0, ge=0)
     #: documents one API key may have waiting or being indexed at once (0: no limit)
     queue_max_per_key: int = Field(10_000, ge=0)
+    #: addresses (or networks, ``10.0.0.0/8``) of the reverse proxies in front of ``zhiku serve``:
+    #: only for a connection from one of them is ``X-Forwarded-For`` read for the client's address
+    #: (rate limits, console sign-in). Empty, the default: the connection's own address, always —
+    #: a header any client can send never decides whose counter a request spends.
+    trusted_proxies: list[str] = Field(default_factory=list, max_length=100)
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _addresses(cls, values: list[str]) -> list[str]:
+        for value in values:
+            try:
+                ipaddress.ip_network(value, strict=False)
+            except ValueError:
+                raise ValueError(f"{value!r} is not an IP address or network") from None
+        return values
 
     @property
     def resolved_database_url(self) -> str:
