@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from werkzeug.serving import make_server
 from werkzeug.test import TestResponse
 
 from tests.api.conftest import Api, context_of, make_app
-from tests.fixtures.openai_server import Reply, ScriptedChatServer
+from tests.fixtures.openai_server import ChatHandler, Reply, ScriptedChatServer
 
 LEAVE = "员工每年享有十五天带薪年假。年假需要提前两周向主管提交申请。"
 #: The model's answer: a valid ``[1]``, then ``[9]`` (no such source) split across two deltas.
@@ -33,10 +34,11 @@ class ChatApi:
         self.dataset_id = dataset_id
 
 
-@pytest.fixture
-def chat(tmp_path: Path) -> Iterator[ChatApi]:
-    with ScriptedChatServer(lambda body: Reply.streamed(*SPLIT_INVALID)) as server:
-        app = make_app(tmp_path / "home", llm_base_url=server.base_url, llm_model="scripted")
+@contextmanager
+def chat_app(tmp_path: Path, handler: ChatHandler, **settings: Any) -> Iterator[ChatApi]:
+    """An app whose chat model is a scripted server answering with ``handler``."""
+    with ScriptedChatServer(handler) as server:
+        app = make_app(tmp_path / "home", llm_base_url=server.base_url, llm_model="scripted", **settings)
         try:
             _, key = context_of(app).keys.create(name="chat")
             api = Api(app.test_client(), key)
@@ -45,6 +47,12 @@ def chat(tmp_path: Path) -> Iterator[ChatApi]:
             yield ChatApi(api, server, dataset_id)
         finally:
             context_of(app).close()
+
+
+@pytest.fixture
+def chat(tmp_path: Path) -> Iterator[ChatApi]:
+    with chat_app(tmp_path, lambda body: Reply.streamed(*SPLIT_INVALID)) as app:
+        yield app
 
 
 def sse(response: TestResponse) -> list[Any]:
@@ -104,6 +112,43 @@ def test_blocking_answers_drop_the_marker_too(chat: ChatApi) -> None:
     )
     assert response.status_code == 200, response.json
     assert response.json["choices"][0]["message"]["content"] == "员工每年有十五天带薪年假[1]。"
+
+
+def test_every_event_of_a_new_conversation_carries_its_id(chat: ChatApi) -> None:
+    ask = {"query": "年假有几天？", "response_mode": "streaming", "answer": LLM, "user": "amy"}
+    events = sse(chat.api.post("/v1/chat-messages", json=ask))
+    assert len(events) >= 3
+    conversation_id = events[-1]["conversation_id"]
+    assert conversation_id
+    assert [event["conversation_id"] for event in events] == [conversation_id] * len(events)
+    listed = chat.api.get("/v1/conversations", query_string={"user": "amy"}).json["data"]
+    assert [conversation["id"] for conversation in listed] == [conversation_id]
+    stored = chat.api.get("/v1/messages", query_string={"conversation_id": conversation_id, "user": "amy"})
+    assert [message["query"] for message in stored.json["data"]] == ["年假有几天？"]
+
+    follow_up = sse(chat.api.post("/v1/chat-messages", json={**ask, "conversation_id": conversation_id}))
+    assert {event["conversation_id"] for event in follow_up} == {conversation_id}
+    assert len(chat.api.get("/v1/conversations", query_string={"user": "amy"}).json["data"]) == 1
+
+
+def test_an_answer_that_fails_mid_stream_leaves_no_empty_conversation(tmp_path: Path) -> None:
+    with chat_app(tmp_path, lambda body: Reply.status(503), llm_max_retries=0) as chat:
+        ask = {"query": "年假有几天？", "response_mode": "streaming", "answer": LLM}
+        events = sse(chat.api.post("/v1/chat-messages", json=ask))
+        assert events[-1]["event"] == "error"
+        assert events[-1]["conversation_id"]
+        assert chat.api.get("/v1/conversations").json["data"] == []
+        assert chat.server.requests  # the model was asked
+
+
+def test_a_client_leaving_mid_stream_leaves_no_empty_conversation(chat: ChatApi) -> None:
+    ask = {"query": "年假有几天？", "response_mode": "streaming", "answer": LLM}
+    response = chat.api.post("/v1/chat-messages", json=ask, buffered=False)
+    first = next(iter(response.response))
+    assert json.loads(first.decode().removeprefix("data: "))["conversation_id"]
+    assert len(chat.api.get("/v1/conversations").json["data"]) == 1  # made before the first event
+    response.close()  # the client hangs up before the answer is finished
+    assert chat.api.get("/v1/conversations").json["data"] == []
 
 
 # -- OpenAI: models ----------------------------------------------------------------------------

@@ -11,11 +11,12 @@ event with the final text, OpenAI clients the final text in the last chunk's ``c
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from flask import Response, jsonify, stream_with_context
@@ -107,27 +108,51 @@ def chat_messages(body: ChatMessageBody) -> Response:
     datasets = answer_datasets(body.datasets)
     conversation_id = body.conversation_id or None
     task_id, message_id, created = str(uuid.uuid4()), str(uuid.uuid4()), int(time.time())
+    owner = principal().key_id
     options: dict[str, Any] = {
         "datasets": datasets,
         "conversation_id": conversation_id,
         "config": body.answer,
         "user": body.user,
-        "owner": principal().key_id,
+        "owner": owner,
         "message_id": message_id,
     }
     if body.response_mode == "blocking":
         answer = kb.ask(body.query, **options)
         assert isinstance(answer, Answer)
         return jsonify(dify_blocking(answer, task_id, created, _names(answer)))
-    events = kb.ask(body.query, stream=True, **options)  # errors before the stream are answered as JSON
+    unanswered = None
+    if conversation_id is None:  # every event names the conversation: make it before the first one
+        conversation_id = kb.conversations.create(body.query, user=body.user, owner=owner).id
+        options["conversation_id"] = conversation_id
+        unanswered = functools.partial(_discard_if_empty, conversation_id, owner)
+    try:
+        events = kb.ask(body.query, stream=True, **options)  # errors before the stream are answered as JSON
+    except Exception:
+        if unanswered is not None:
+            unanswered()
+        raise
     assert not isinstance(events, Answer)
-    return event_stream(dify_events(events, task_id, message_id, created))
+    return event_stream(
+        dify_events(events, task_id, message_id, created, conversation_id, unanswered=unanswered)
+    )
 
 
-def dify_events(events: Iterator[AnswerEvent], task_id: str, message_id: str, created: int) -> Iterator[str]:
+def dify_events(
+    events: Iterator[AnswerEvent],
+    task_id: str,
+    message_id: str,
+    created: int,
+    conversation_id: str | None = None,
+    *,
+    unanswered: Callable[[], None] | None = None,
+) -> Iterator[str]:
+    """Dify's stream events. ``conversation_id``, when known before the answer, is on every event
+    (else it comes with the last); ``unanswered`` runs when the stream ends without an answer (the
+    model failed, the client left)."""
     base = {"task_id": task_id, "message_id": message_id, "created_at": created}
-    conversation_id = None
     written: list[str] = []
+    answered = False
     try:
         for event in checked_events(events):
             if event.kind == "delta":
@@ -136,15 +161,29 @@ def dify_events(events: Iterator[AnswerEvent], task_id: str, message_id: str, cr
                     {"event": "message", **base, "conversation_id": conversation_id, "answer": event.delta}
                 )
             elif event.answer is not None:
-                answer = event.answer
-                conversation_id = answer.conversation_id
+                answer, answered = event.answer, True
+                conversation_id = answer.conversation_id or conversation_id
                 if answer.text != "".join(written):
                     replace = {"event": "message_replace", **base, "conversation_id": conversation_id}
                     yield _sse({**replace, "answer": answer.text})
                 end = {"event": "message_end", **base, "id": message_id, "conversation_id": conversation_id}
                 yield _sse({**end, "metadata": dify_metadata(answer, _names(answer))})
     except Exception as exc:  # the status line is sent: report in the stream
-        yield _sse({**_error_event(exc), **base})
+        yield _sse({**_error_event(exc), **base, "conversation_id": conversation_id})
+    finally:
+        if not answered and unanswered is not None:
+            unanswered()
+
+
+def _discard_if_empty(conversation_id: str, owner: str | None) -> None:
+    """Delete a conversation made for a streamed answer that never came, so a failed question
+    leaves no empty conversation behind."""
+    store = context().kb.conversations
+    try:
+        if not store.messages(conversation_id, owner=owner, limit=1):
+            store.delete(conversation_id, owner=owner)
+    except Exception:  # clean-up only: the answer's own error is the one reported
+        logger.exception("could not delete the unanswered conversation %s", conversation_id)
 
 
 # -- Dify: conversations and messages ----------------------------------------------------------
