@@ -309,6 +309,29 @@ def test_a_key_past_its_rate_limit_gets_429_with_retry_after(home: Path) -> None
         context_of(app).close()
 
 
+def test_dify_external_retrieval_counts_against_the_search_limit(home: Path) -> None:
+    """``POST /v1/retrieval`` (Dify's External Knowledge API) is public in the route table (it
+    answers Dify's own errors), and so escaped every limit: a key searched without bound."""
+    app = make_app(home, workers=False, rate_limit_search=3)
+    try:
+        api = Api(app.test_client(), context_of(app).keys.create(name="a")[1])
+        dataset = api.create_dataset("tea")
+        body = {
+            "knowledge_id": dataset,
+            "query": "tea",
+            "retrieval_setting": {"top_k": 3, "score_threshold": 0},
+        }
+        assert api.post("/v1/retrieve", json={"query": "tea"}).status_code == 200  # one search spent
+        for _ in range(2):
+            assert api.post("/v1/retrieval", json=body).status_code == 200
+        limited = api.post("/v1/retrieval", json=body)
+        assert "3 per 1 minute" in _error(limited, 429, "rate_limited")["message"]
+        assert int(limited.headers["Retry-After"]) >= 1
+        assert api.get("/v1/openapi.json").status_code == 200  # the other public route: no limit
+    finally:
+        context_of(app).close()
+
+
 def test_the_indexing_queue_per_key_is_bounded(home: Path) -> None:
     app = make_app(home, workers=False, queue_max_per_key=2)
     try:

@@ -34,7 +34,16 @@ from zhiku.knowledge_base.document_states import DocumentStates
 RouteClass = Literal["read", "write", "search", "ingest"]
 View = Callable[..., ResponseReturnValue]
 
-_SEARCH_PATHS = ("/retrieve", "/hit-testing", "/kb-search", "/chat-messages", "/chat/completions")
+#: ``/retrieval`` is Dify's External Knowledge API: a search like the others, though public in
+#: the route table (it checks its key itself, to answer with Dify's errors).
+_SEARCH_PATHS = (
+    "/retrieve",
+    "/retrieval",
+    "/hit-testing",
+    "/kb-search",
+    "/chat-messages",
+    "/chat/completions",
+)
 _INGEST_PATHS = ("/create-by-", "/create_by_", "/update-by-", "/update_by_", "/retry")
 
 
@@ -114,6 +123,11 @@ class RateLimits:
         """Who a limit on guessing counts (console sign-in): the client address only. Never a
         header the client chooses freely: each new value would be a fresh counter."""
         return f"addr:{self.client_address()}"
+
+    def applies_to(self, method: str, path: str, public: bool) -> bool:
+        """Whether an operation is counted: every one that needs a key, and a public one that
+        searches (a public read, the OpenAPI document, is not)."""
+        return not public or route_class(method, path) == "search"
 
     def apply(self, view: View, method: str, path: str) -> View:
         """``view`` counted against its route class's limit (unchanged when the class has none)."""

@@ -115,7 +115,7 @@ class Routes:
         limited: dict[str, View] = {}  # aliases share one endpoint, so one limited view
         for operation, name, endpoint in self._views:
             view = endpoint
-            if limits is not None and not operation.public:
+            if limits is not None and limits.applies_to(operation.method, operation.path, operation.public):
                 if name not in limited:
                     limited[name] = limits.apply(endpoint, operation.method, operation.path)
                 view = limited[name]
