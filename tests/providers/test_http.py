@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures.openai_server import Reply, ScriptedChatServer, in_order
+from tests.fixtures.openai_server import Reply, ScriptedChatServer, in_order, together
 from tests.fixtures.rerank_server import COHERE_PATH, serve_rerank
 from zhiku.core.errors import ConfigError, ModelUnavailable
 from zhiku.core.secrets import Secret
@@ -139,7 +139,7 @@ def test_the_key_is_sent_but_never_in_errors_or_logs(caplog: pytest.LogCaptureFi
 
 
 def test_concurrency_is_limited() -> None:
-    with ScriptedChatServer(lambda body: Reply.delay(0.3, then=Reply.text("ok"))) as server:
+    with ScriptedChatServer(together(3, lambda body: Reply.delay(0.3, then=Reply.text("ok")))) as server:
         with chat_endpoint(server, max_concurrency=3) as endpoint:
             threads = [threading.Thread(target=endpoint.post, args=(CHAT,)) for _ in range(7)]
             for thread in threads:

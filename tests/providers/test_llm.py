@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.fixtures.openai_server import Reply, ScriptedChatServer, in_order, last_user_text
+from tests.fixtures.openai_server import Reply, ScriptedChatServer, in_order, last_user_text, together
 from zhiku.core.config import Settings
 from zhiku.core.errors import ConfigError, ModelUnavailable
 from zhiku.core.secrets import Secret
@@ -210,7 +210,8 @@ def test_retries_are_logged_without_the_key(caplog: pytest.LogCaptureFixture) ->
 
 
 def test_max_concurrency_is_honoured_across_threads() -> None:
-    with ScriptedChatServer(lambda body: Reply.delay(0.3, then=Reply.text(last_user_text(body)))) as server:
+    echo = together(2, lambda body: Reply.delay(0.3, then=Reply.text(last_user_text(body))))
+    with ScriptedChatServer(echo) as server:
         with make(server, max_concurrency=2) as model:
             answers: dict[int, str] = {}
 
