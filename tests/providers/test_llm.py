@@ -131,11 +131,11 @@ def test_a_429_waits_for_retry_after() -> None:
 
 
 def test_a_timeout_is_retried() -> None:
-    replies = in_order(Reply.delay(5, then=Reply.text("too late")), then=Reply.text("in time"))
+    replies = in_order(Reply.delay(60, then=Reply.text("too late")), then=Reply.text("in time"))
     with ScriptedChatServer(replies) as server:
-        start = time.monotonic()
+        # "in time" is proof enough: a client that waited would have had "too late" (no clock to
+        # read, so a busy machine cannot fail it; closing the server ends the delayed reply)
         assert make(server, timeout=0.5).complete("hi") == "in time"
-        assert time.monotonic() - start < 3
     assert len(server.requests) == 2
 
 
