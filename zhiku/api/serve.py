@@ -12,6 +12,8 @@ from collections.abc import Callable
 from types import FrameType
 
 import waitress
+from flask import Flask
+from waitress.server import BaseWSGIServer, MultiSocketServer
 
 from zhiku.api.app import create_app
 from zhiku.api.context import EXTENSION, ApiContext
@@ -27,13 +29,41 @@ def _interrupt(_signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def create_server(
+    app: Flask, settings: Settings, *, host: str, port: int, threads: int | None = None
+) -> BaseWSGIServer | MultiSocketServer:
+    """The waitress server of ``app``, bound, with the connection limit, idle timeout and
+    threads of ``settings`` (``threads`` overrides the setting). Waitress checks idle
+    connections every ``cleanup_interval`` seconds: at most the timeout, so it holds."""
+    timeout = settings.api_channel_timeout
+    return waitress.create_server(
+        app,
+        host=host,
+        port=port,
+        threads=threads or settings.api_threads,
+        connection_limit=settings.api_connection_limit,
+        channel_timeout=timeout,
+        cleanup_interval=max(1, min(30, timeout // 2)),
+        ident="zhiku",
+    )
+
+
 def serve(
-    settings: Settings, *, host: str, port: int, threads: int, echo: Callable[[str], None] = print
+    settings: Settings,
+    *,
+    host: str,
+    port: int,
+    threads: int | None = None,
+    echo: Callable[[str], None] = print,
 ) -> None:
-    """Serve until interrupted; ``port=0`` picks a free port (the address is echoed)."""
+    """Serve until interrupted; ``port=0`` picks a free port (the address is echoed).
+
+    Waitress alone bounds connections and idle time, not what one client address may hold:
+    behind nginx (or another reverse proxy) limit those there (see ``api_channel_timeout``).
+    """
     app = create_app(settings)
     context: ApiContext = app.extensions[EXTENSION]
-    server = waitress.create_server(app, host=host, port=port, threads=threads, ident="zhiku")
+    server = create_server(app, settings, host=host, port=port, threads=threads)
     use_json_errors(server)
     previous = signal.signal(signal.SIGTERM, _interrupt)
     bound_host, bound_port = server.effective_host, server.effective_port  # type: ignore[union-attr]
@@ -54,4 +84,3 @@ def serve(
         remove_server_file(settings.home, local)
         server.close()
         context.close(STOP_GRACE_SECONDS)
-

@@ -86,6 +86,19 @@ class Settings(BaseModel):
     # HTTP API
     api_host: str = "127.0.0.1"
     api_port: int = Field(5001, ge=0, le=65535)
+    #: ``zhiku serve``'s waitress server. Connections open at once: past it, waitress accepts no
+    #: new one, so idle connections can shut everyone out (its default of 100 did, with 110).
+    #: Each connection holds a file descriptor: the default stays well under the usual limit of
+    #: 1024 open files; raise that limit (``ulimit -n``) with this one.
+    api_connection_limit: int = Field(500, ge=1, le=100_000)
+    #: seconds a connection may stay idle between requests before it is closed (waitress's
+    #: default is 120). Any byte counts as activity, so a client trickling bytes keeps its
+    #: connection: limits per client address (connections, request rate, header and body
+    #: timeouts) are a reverse proxy's job — put nginx or another in front of a server reachable
+    #: from untrusted networks, and list it in ``trusted_proxies``.
+    api_channel_timeout: int = Field(30, ge=1, le=3600)
+    #: threads answering requests (``zhiku serve --threads`` overrides it)
+    api_threads: int = Field(8, ge=1, le=256)
     upload_max_mb: float = Field(15.0, gt=0)
     indexing_workers: int = Field(2, ge=1)
     #: who indexes queued documents: ``threads`` inside ``zhiku serve`` (the embedded default),
