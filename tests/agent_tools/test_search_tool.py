@@ -28,8 +28,21 @@ def kb(tmp_path: Path) -> Iterator[KnowledgeBase]:
         yield knowledge_base
 
 
-def search_in(kb: KnowledgeBase):  # type: ignore[no-untyped-def]
-    return lambda query, datasets, top_k: kb.retrieve(query, datasets=datasets, top_k=top_k).hits
+def search_in(kb: KnowledgeBase, threshold: float | None = 0.0):  # type: ignore[no-untyped-def]
+    """The tool's search; with no threshold by default, so both passages come back whatever the
+    question (the budget and ``min_score`` are what these tests look at)."""
+    return lambda query, datasets, top_k: kb.retrieve(
+        query, datasets=datasets, top_k=top_k, score_threshold=threshold
+    ).hits
+
+
+def test_an_off_topic_question_gets_no_snippet_under_the_default_threshold(kb: KnowledgeBase) -> None:
+    """An agent sees "the knowledge base has nothing on this" and can do something else."""
+    off_topic = kb_search(search_in(kb, None), KbSearchArgs(query="How many moons does Mars have?"))
+    assert off_topic.snippets == []
+    on_topic = kb_search(search_in(kb, None), KbSearchArgs(query="When does the Shanghai office open?"))
+    assert [s.document_name for s in on_topic.snippets] == ["office.md"]
+    assert 0.0 < on_topic.snippets[0].score <= 1.0
 
 
 def test_snippets_fit_the_budget_and_end_at_a_sentence(kb: KnowledgeBase) -> None:

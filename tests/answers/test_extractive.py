@@ -23,12 +23,12 @@ def test_the_answering_sentence_is_quoted_and_cites_its_own_source() -> None:
     assert "1963年被任为主教" in text
     assert [c.segment_id for c in citations] == ["seg-bishop"]
     assert "[2]" in text and "[1]" not in text
-    assert len(text) <= MAX_ANSWER_CHARS + len("[2]…")
+    assert len(text) <= MAX_ANSWER_CHARS + len("“”[2]…")
 
 
 def test_english_question_words_outweigh_stop_words() -> None:
     text, citations = ExtractiveAnswerer().answer("What is the incubation period of COVID-19?", sources())
-    assert text.startswith("The incubation period of COVID-19 is about five days")
+    assert text.startswith("“The incubation period of COVID-19 is about five days")
     assert "recover" not in text  # a neighbour sentence that does not answer is left out
     assert [c.number for c in citations] == [1]
 
@@ -39,13 +39,30 @@ def test_a_long_sentence_is_cut_to_a_window_around_the_question_words() -> None:
     long_source = Source(1, "seg", "d", "long.md", "ds", 0, text, 1.0)
     text, _ = ExtractiveAnswerer().answer("青海湖的面积有多大？", [long_source])
     assert "青海湖的面积约为四千五百平方公里" in text
-    assert text.startswith("…") and len(text) <= MAX_ANSWER_CHARS + len("…[1]…")
+    assert text.startswith("“…") and len(text) <= MAX_ANSWER_CHARS + len("“…”[1]…")
 
 
-def test_no_shared_word_quotes_the_top_source_lead() -> None:
+def test_no_shared_word_quotes_the_lead_of_a_clearly_relevant_top_source() -> None:
     text, citations = ExtractiveAnswerer().answer("zzz qqq", sources())
-    assert text == "The incubation period of COVID-19 is about five days[1]."
+    assert text == "“The incubation period of COVID-19 is about five days.”[1]"
     assert [c.number for c in citations] == [1]
+
+
+def test_weak_evidence_is_no_answer() -> None:
+    """A best sentence covering little of the question, from sources retrieval found only weakly
+    relevant, is not quoted: the caller says "not found" instead."""
+    weak = [
+        Source(1, "seg-covid", "d1", "covid.md", "ds", 0, COVID, 0.3),
+        Source(2, "seg-bishop", "d2", "bishop.md", "ds", 0, INTRO + BISHOP + BIRTH, 0.25),
+    ]
+    assert ExtractiveAnswerer().answer("How many moons does Mars have?", weak) == ("", [])
+    text, _ = ExtractiveAnswerer().answer("What is the incubation period of COVID-19?", weak)
+    assert text.startswith("“The incubation period of COVID-19 is about five days")
+
+
+def test_answers_are_quotations() -> None:
+    text, _ = ExtractiveAnswerer().answer("范廷颂是什么时候被任为主教的？", sources())
+    assert text.startswith("“") and text.endswith("”[2]")
 
 
 def test_no_sources_no_answer() -> None:

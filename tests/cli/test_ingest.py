@@ -37,7 +37,8 @@ def test_sync_mirrors_a_folder_and_a_second_run_changes_nothing(run, tmp_path: P
 
 def test_search_says_no_hits(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     run("ingest", str(make_text(tmp_path / "a.txt", "Oolong tea.")), "--dataset", "d", "--create")
-    assert "no hits" in run("search", "zzzqqq", "--dataset", "d", "--method", "full_text").output
+    found = run("search", "zzzqqq", "--dataset", "d", "--method", "full_text").output
+    assert "nothing relevant found" in found
 
 
 def test_no_optimize_leaves_the_index_build_for_later(run, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

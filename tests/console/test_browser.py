@@ -191,7 +191,7 @@ def test_the_console_in_a_real_browser(server: LocalServer, browser: WebDriver, 
     pages.click("#run")
     first = pages.until(lambda: browser.find_elements(By.CSS_SELECTOR, "li.hit"))[0]
     assert PDF_PASSAGE in first.find_element(By.CSS_SELECTOR, ".content").text
-    for channel in ("final", "semantic", "full_text"):
+    for channel in ("relevance", "semantic", "full_text"):
         row = first.find_element(By.CSS_SELECTOR, f"tr[data-channel='{channel}']")
         assert float(row.find_element(By.CSS_SELECTOR, ".score").text) > 0
     rank = first.find_element(By.CSS_SELECTOR, "tr[data-channel='full_text'] .chan-rank").text

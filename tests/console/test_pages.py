@@ -15,6 +15,7 @@ from tests.fixtures.make_files import pdf_bytes
 from zhiku.console.channel_chart import BAR_WIDTH, channel_bars
 from zhiku.console.history import PastQuery, QueryHistory
 from zhiku.console.i18n import ZH
+from zhiku.core.retrieval_config import RetrievalConfig
 
 TEMPLATES = Path(__file__).parents[2] / "zhiku" / "console" / "templates"
 
@@ -78,10 +79,16 @@ def test_hit_testing_shows_channel_scores_ranks_and_history(console: Console) ->
     assert len(_hits(page)) == 2
     first = page.split('<li class="hit"')[1]
     assert "black.txt" in first
-    for channel in ("final", "semantic", "full_text"):
+    for channel in ("relevance", "semantic", "full_text"):
         assert f'data-channel="{channel}"' in first
     assert re.search(r'data-channel="full_text">.*?rank 1', first, re.S)
-    assert f'class="fill fill-final" width="{BAR_WIDTH}"' in first  # the best hit fills its bar
+    # the relevance bar is absolute (0 to 1) and carries the dataset's threshold as a mark
+    score = float(re.search(r'data-channel="relevance">.*?<td class="score">([0-9.]+)', first, re.S)[1])
+    assert f'class="fill fill-relevance" width="{max(1, round(BAR_WIDTH * score))}"' in first
+    threshold = RetrievalConfig().score_threshold
+    assert threshold is not None
+    assert f'class="threshold" x="{max(round(BAR_WIDTH * threshold) - 1, 0)}"' in first
+    assert f"({threshold}, the line on the bar)" in page
     history = console.get(f"/datasets/{dataset}/hit-testing").get_data(as_text=True)
     assert "oxidised black tea" in history.split('id="history"')[1]
     # change the settings beside the query, run again, then save them

@@ -76,8 +76,10 @@ class TokenOverlap:
 
 
 def config(**fields: object) -> RetrievalConfig:
-    """A config fusing all three channels unless told otherwise (the default fuses two)."""
+    """A config fusing all three channels unless told otherwise (the default fuses two), with no
+    threshold unless told (these services have no calibration: their scores are the fusion's)."""
     fields.setdefault("hybrid_methods", ["semantic", "full_text", "keyword"])
+    fields.setdefault("score_threshold", None)
     return RetrievalConfig.model_validate(fields)
 
 

@@ -12,24 +12,35 @@ from zhiku.core.errors import ConfigError
 from zhiku.retrieval.multi_path import (
     best_semantic_scores,
     dataset_weights,
+    merge_by_relevance,
     merge_reranked,
     merge_rrf,
     merge_weighted,
 )
 
 
-def hit(dataset: str, content: str, score: float) -> Hit:
-    return Hit(segment_id=f"{dataset}-{content}", score=score, content=content, dataset_id=dataset)
+def hit(dataset: str, content: str, score: float, fusion: float | None = None) -> Hit:
+    segment_id = f"{dataset}-{content}"
+    return Hit(segment_id=segment_id, score=score, content=content, dataset_id=dataset, fusion_score=fusion)
 
 
-def test_weighted_merge_normalises_each_dataset_then_weighs_its_fit() -> None:
+def test_weighted_merge_orders_by_each_dataset_normalised_fusion_times_its_fit() -> None:
     per_dataset = {
-        "a": [hit("a", "a1", 0.9), hit("a", "a2", 0.45)],
-        "b": [hit("b", "b1", 30.0), hit("b", "b2", 15.0)],  # raw BM25 scale: not comparable with a's
+        "a": [hit("a", "a1", 0.6, fusion=0.9), hit("a", "a2", 0.3, fusion=0.45)],
+        "b": [hit("b", "b1", 0.7, fusion=30.0), hit("b", "b2", 0.2, fusion=15.0)],  # another scale
     }
     merged = merge_weighted(per_dataset, {"a": 1.0, "b": 0.25})
-    assert [h.content for h in merged] == ["a1", "a2", "b1", "b2"]
-    assert [round(h.score, 3) for h in merged] == [1.0, 0.5, 0.25, 0.125]
+    assert [h.content for h in merged] == ["a1", "a2", "b1", "b2"]  # keys 1.0, 0.5, 0.25, 0.125
+    assert [h.score for h in merged] == [0.6, 0.3, 0.7, 0.2]  # each keeps its relevance
+
+
+def test_relevance_merge_orders_every_dataset_s_hits_by_relevance() -> None:
+    per_dataset = {
+        "a": [hit("a", "a1", 0.6, fusion=0.9), hit("a", "a2", 0.3, fusion=0.45)],
+        "b": [hit("b", "b1", 0.7, fusion=30.0), hit("b", "b2", 0.2, fusion=15.0)],
+    }
+    merged = merge_by_relevance(per_dataset)
+    assert [h.content for h in merged] == ["b1", "a1", "a2", "b2"]
 
 
 def test_dataset_weights_are_relative_to_the_best_fit() -> None:
@@ -46,19 +57,20 @@ def test_duplicates_across_datasets_are_kept_once_with_the_best_score() -> None:
 
 
 class LengthModel:
-    """Scores longer texts higher: enough to see that every candidate is re-scored."""
+    """Scores longer texts higher (a hundredth per character, a probability-like scale): enough to
+    see that every candidate is re-scored."""
 
     name = "length"
 
     def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
-        return [float(len(text)) for text in texts]
+        return [len(text) / 100 for text in texts]
 
 
 def test_reranked_merge_rescores_every_candidate_and_reads_qa_answers() -> None:
     qa = Hit(segment_id="q", score=0.1, content="Q?", answer="a long answer indeed", dataset_id="b")
     merged = merge_reranked("x", {"a": [hit("a", "short", 0.9)], "b": [qa]}, LengthModel())
     assert [h.segment_id for h in merged] == ["q", "a-short"]
-    assert merged[0].score == float(len("Q?\na long answer indeed"))
+    assert merged[0].score == len("Q?\na long answer indeed") / 100
 
 
 def test_multiple_routing_searches_all_and_ranks_the_fitting_dataset_first(routed_kb: KnowledgeBase) -> None:
@@ -67,15 +79,23 @@ def test_multiple_routing_searches_all_and_ranks_the_fitting_dataset_first(route
     assert set(result.datasets) == set(names)
     assert names[result.hits[0].dataset_id] == "astronomy"
     assert "Jupiter" in result.hits[0].content
-    assert len(result.hits) == 4
-    scores = [h.score for h in result.hits]
-    assert scores == sorted(scores, reverse=True)
+    # the other datasets' passages are about something else: the default threshold leaves them out
+    assert {names[h.dataset_id] for h in result.hits} == {"astronomy"}
+    question = "Which planet is the largest?"
+    every = routed_kb.retrieve(question, routing="multiple", top_k=4, score_threshold=0.0)
+    assert len(every.hits) == 4
+    scores = [h.score for h in every.hits]
+    assert scores == sorted(scores, reverse=True) and all(0.0 <= s <= 1.0 for s in scores)
+    assert every.hits[0].segment_id == result.hits[0].segment_id
 
 
 def test_multiple_routing_threshold_rrf_and_model_merge(routed_kb: KnowledgeBase) -> None:
-    strict = routed_kb.retrieve("Which planet is the largest?", score_threshold=0.99)
-    assert strict.hits and all(h.score >= 0.99 for h in strict.hits)
-    rrf = routed_kb.retrieve("overtime pay", merge="rrf", top_k=3)
+    every = routed_kb.retrieve("Which planet is the largest?", score_threshold=0.0, top_k=10)
+    best = max(h.score for h in every.hits)
+    strict = routed_kb.retrieve("Which planet is the largest?", score_threshold=best)
+    assert strict.hits and all(h.score >= best for h in strict.hits)
+    assert len(strict.hits) < len(every.hits)
+    rrf = routed_kb.retrieve("overtime pay", merge="rrf", top_k=3, score_threshold=0.0)
     assert len(rrf.hits) == 3
     with pytest.raises(ConfigError, match="rerank model"):
         routed_kb.retrieve("overtime pay", merge="reranking_model")

@@ -41,7 +41,14 @@ class KbSearchArgs(BaseModel):
     )
     top_k: int = Field(default=5, ge=1, le=50, description="At most this many snippets.")
     min_score: float = Field(
-        default=0.0, ge=0.0, le=1.0, description="Leave out snippets scoring below this (0 to 1)."
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description=(
+            "Leave out snippets whose relevance (the estimated probability, 0 to 1, that a snippet is "
+            "relevant) is below this; each dataset's own threshold applies too. No snippet means the "
+            "knowledge base has nothing on the query."
+        ),
     )
     max_chars: int = Field(
         default=2000,
@@ -57,8 +64,9 @@ KB_SEARCH_TOOL: dict[str, Any] = {
     "function": {
         "name": "kb_search",
         "description": (
-            "Search the knowledge base. Returns scored passages (text, document, position, the "
-            "score of each search method) to answer from and cite."
+            "Search the knowledge base. Returns passages (text, document, position) to answer from "
+            "and cite, each with its relevance (0 to 1) and the raw score of each search method; an "
+            "empty list means nothing relevant was found."
         ),
         "parameters": KbSearchArgs.model_json_schema(),
     },
@@ -67,7 +75,7 @@ KB_SEARCH_TOOL: dict[str, Any] = {
 
 class Snippet(BaseModel):
     text: str
-    score: float
+    score: float = Field(description="relevance: the estimated probability (0 to 1) that it is relevant")
     scores: dict[str, float]
     document_name: str
     document_id: str

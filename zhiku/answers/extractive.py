@@ -1,12 +1,17 @@
 """The offline answerer: the source sentences that best match the question, quoted and cited.
 
 No model, no network: it answers when no chat model is configured, and its answers are honest by
-construction — every sentence is copied from the source its ``[n]`` names. A sentence is scored by
+construction — every sentence is copied from the source its ``[n]`` names, inside quotation marks,
+so it reads as the quotation it is. A sentence is scored by
 how much of the question it covers: IDF-weighted question words (jieba for Chinese, so "主教"
 outweighs "什么"), blended with character-bigram overlap (which catches what word segmentation
 splits differently), times a prior for the source's retrieval rank. The best sentence is kept with
 its neighbours in the same source while they fit :data:`MAX_ANSWER_CHARS`, so the answer reads as
 a passage rather than a fragment.
+
+It abstains (answers nothing, so the caller says "not found") when its best sentence covers too
+little of the question (:data:`MIN_EVIDENCE`) and no source is clearly relevant by its retrieval
+relevance (:data:`LEAD_RELEVANCE`): a quote that does not answer is worse than none.
 """
 
 from __future__ import annotations
@@ -35,6 +40,12 @@ RANK_DECAY = 0.15
 #: the best sentence is too short to stand alone (:data:`MIN_STANDALONE_CHARS`).
 NEIGHBOUR_SHARE = 0.5
 MIN_STANDALONE_CHARS = 24
+#: The least a best sentence must score (its share of the question covered, times the rank prior)
+#: to be quoted as an answer.
+MIN_EVIDENCE = 0.25
+#: A source this relevant (retrieval relevance) is quoted from its opening when no sentence covers
+#: the question well: it matched by meaning, which word overlap cannot see.
+LEAD_RELEVANCE = 0.5
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -70,7 +81,9 @@ class ExtractiveAnswerer:
                 score = prior * self._score(sentence.text, words, bigrams)
                 if best is None or score > best.score:
                     best = _Candidate(source, index, score)
-        if best is None or best.score <= 0.0:
+        if best is None or best.score < MIN_EVIDENCE:
+            if sources[0].score < LEAD_RELEVANCE:
+                return "", []
             return self._lead(sources[0], split[sources[0].number])
         sentences = split[best.source.number]
         chosen = self._with_neighbours(best, sentences, words, bigrams)
@@ -124,8 +137,8 @@ class ExtractiveAnswerer:
         return _cite(span, source.number)
 
     def _lead(self, source: Source, sentences: list[Sentence]) -> tuple[str, list[Citation]]:
-        """No sentence shares a word with the question: quote the top source's opening, which
-        retrieval ranked first for reasons (meaning) lexical overlap cannot see."""
+        """No sentence covers the question well, but the top source is clearly relevant: quote its
+        opening, which retrieval found for reasons (meaning) lexical overlap cannot see."""
         if not sentences:
             return "", []
         text = sentences[0].text
@@ -136,9 +149,8 @@ class ExtractiveAnswerer:
 
 
 def _cite(text: str, number: int) -> str:
-    """``text`` with ``[number]`` before its closing punctuation (as a model would write it)."""
-    body = text.rstrip("。！？；!?;.…”’」』）)")
-    return f"{body}[{number}]{text[len(body):]}"
+    """``text`` in quotation marks, then ``[number]``: a quotation, cited."""
+    return f"“{text}”[{number}]"
 
 
 def _window(span: str, words: dict[str, float]) -> str:

@@ -328,8 +328,10 @@ def child_chunk(stored: StoredChild) -> dict[str, Any]:
 
 def record(hit: Hit, stored: StoredSegment, dataset_name: str) -> dict[str, Any]:
     """One retrieval hit as Dify's hit-testing record, plus zhiku's per-method scores and ranks;
-    ``child_chunks`` are the children that matched (parent-child datasets), best first;
-    ``summary`` is the segment's summary (summary index), else None."""
+    ``score`` is the hit's relevance (0 to 1), ``fusion_score`` the score its search ranked it by
+    and ``evidence`` what the relevance was estimated from; ``child_chunks`` are the children that
+    matched (parent-child datasets), best first; ``summary`` is the segment's summary (summary
+    index), else None."""
     return {
         "segment": {
             **segment(stored),
@@ -344,5 +346,7 @@ def record(hit: Hit, stored: StoredSegment, dataset_name: str) -> dict[str, Any]
         "tsne_position": None,
         "scores": dict(hit.scores),
         "ranks": dict(hit.ranks),
+        "fusion_score": hit.fusion_score,
+        "evidence": dict(hit.evidence),
         "dataset": {"id": hit.dataset_id, "name": dataset_name},
     }

@@ -229,7 +229,8 @@ class HitDataset(Out):
 
 
 class Record(Out):
-    """A hit as Dify's hit-testing record, plus zhiku's score and rank per search method."""
+    """A hit as Dify's hit-testing record (``score``: its relevance, the estimated probability that
+    it is relevant, 0 to 1), plus zhiku's score and rank per search method."""
 
     segment: HitSegment
     child_chunks: list[HitChildChunk]
@@ -239,6 +240,10 @@ class Record(Out):
     tsne_position: None
     scores: dict[str, float]
     ranks: dict[str, int]
+    #: the score the search ranked the hit by (``score`` is its relevance, 0 to 1)
+    fusion_score: float | None
+    #: what the relevance was estimated from: ``cosine``, ``lexical`` (BM25 over the attainable)
+    evidence: dict[str, float]
     dataset: HitDataset
 
 

@@ -412,8 +412,8 @@ class CrossRetrieveBody(ApiModel):
         json_schema_extra={"enum": list[JsonValue](router_names())},
     )
     top_k: int | None = Field(None, ge=1, le=100)
-    score_threshold: float | None = None
-    merge: Literal["weighted", "reranking_model", "rrf"] = "weighted"
+    score_threshold: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False)
+    merge: Literal["relevance", "weighted", "reranking_model", "rrf"] = "relevance"
 
 
 class ErrorBody(BaseModel):
@@ -462,7 +462,7 @@ class DifyRetrievalModel(BaseModel):
     weights: DifyWeights | None = None
     top_k: int | None = Field(None, ge=1, le=1000)
     score_threshold_enabled: bool | None = None
-    score_threshold: float | None = None
+    score_threshold: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False)
     metadata_filtering_conditions: MetadataFilter | None = None
     metadata_filtering_mode: Literal["disabled", "manual", "automatic"] | None = None
 

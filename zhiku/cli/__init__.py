@@ -58,13 +58,20 @@ COMMANDS = {
     "eval-answers": LazyCommand(
         "zhiku.cli.answers",
         "eval_answers",
-        "Score answers on a SQuAD-style set: answer contains a gold answer, citation precision/recall.",
+        "Score answers on a SQuAD-style set: answer contains a gold answer, citation precision/recall, "
+        "and the share of other sets' questions (which it cannot answer) answered \"not found\".",
     ),
     "eval-routing": LazyCommand(
         "zhiku.cli.evaluation",
         "eval_routing_command",
         "Route every query of several evaluation sets (one dataset each): router accuracy, and nDCG@10 "
         "of multi-path retrieval against searching the right dataset alone.",
+    ),
+    "calibrate": LazyCommand(
+        "zhiku.cli.evaluation",
+        "calibrate_command",
+        "Fit the relevance calibration of an embedding model on evaluation sets and check it on each "
+        "set left out.",
     ),
     "bench": LazyCommand(
         "zhiku.cli.evaluation",

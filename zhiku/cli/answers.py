@@ -124,6 +124,21 @@ def _show(events: Iterator[AnswerEvent], *, stream_text: bool) -> Answer:
 @click.option("--answerer", type=click.Choice(["extractive", "llm"]), default="extractive")
 @click.option("--embedding-model", default=None)
 @click.option("--limit-queries", type=int, default=None, help="Only the first N queries with gold answers.")
+@click.option(
+    "--foreign",
+    "foreign_dirs",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A set whose questions are also asked, to count 'not found' answers (repeatable; default: "
+    "the other sets beside SETDIR).",
+)
+@click.option(
+    "--foreign-questions",
+    type=click.IntRange(0, 100_000),
+    default=300,
+    show_default=True,
+    help="How many foreign questions to ask (0: none).",
+)
 @json_option
 @click.pass_context
 def eval_answers(
@@ -132,14 +147,21 @@ def eval_answers(
     answerer: str,
     embedding_model: str | None,
     limit_queries: int | None,
+    foreign_dirs: tuple[Path, ...],
+    foreign_questions: int,
     as_json: bool,
 ) -> None:
-    """Score answers on a SQuAD-style set: answer contains a gold answer, citation precision/recall."""
+    """Score answers on a SQuAD-style set: answer contains a gold answer, citation precision/recall,
+    and the share of other sets' questions (which it cannot answer) answered "not found"."""
     from zhiku.evaluation.answers import evaluate_answers
+    from zhiku.evaluation.calibration import foreign_questions as draw_foreign
     from zhiku.evaluation.runner import ingest
-    from zhiku.evaluation.sets import load_eval_set
+    from zhiku.evaluation.sets import load_eval_set, sibling_sets
 
     eval_set = load_eval_set(setdir, None)
+    dirs = foreign_dirs or sibling_sets(setdir)
+    others = [load_eval_set(path) for path in dirs] if foreign_questions else []
+    foreign = draw_foreign(eval_set, others, foreign_questions)
     with open_knowledge_base(ctx) as kb, progress_bar(f"answers {eval_set.name}") as progress:
         dataset, _ = ingest(
             kb, eval_set, "passage", embedding_model=embedding_model, on_progress=progress, on_notice=notice
@@ -152,14 +174,21 @@ def eval_answers(
             return answer
 
         report = evaluate_answers(
-            eval_set, ask_one, answerer=answerer, limit=limit_queries, on_progress=progress
+            eval_set, ask_one, answerer=answerer, limit=limit_queries, on_progress=progress, foreign=foreign
         )
     result = report.to_json()
     if as_json:
         print_json(result, indent=None)
         return
     click.echo(f"{result['set']}: {result['queries']} questions, {result['answerer']} answerer")
-    keys = ("answer_contains", "answer_recall", "citation_precision", "citation_recall", "answered")
+    keys = (
+        "answer_contains",
+        "answer_recall",
+        "citation_precision",
+        "citation_recall",
+        "answered",
+        "foreign_not_found",
+    )
     for key in (*keys, "ms_per_query"):
         if key in result:
             click.echo(f"  {key:20} {result[key]}")

@@ -166,7 +166,12 @@ def dataset_sections(
 @click.option("--description", default=None)
 @click.option("--method", type=click.Choice(sorted(SEARCH_METHODS)), default=None, help="Search method.")
 @click.option("--top-k", type=int, default=None, help="Hits a search returns.")
-@click.option("--threshold", type=float, default=None, help="Drop hits whose final score is below this.")
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="Drop hits whose relevance (0 to 1, the estimated probability of being relevant) is below this.",
+)
 @click.option("--no-threshold", is_flag=True, help="Remove the score threshold.")
 @click.option(
     "--weights",

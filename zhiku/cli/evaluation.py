@@ -13,6 +13,8 @@ from zhiku.cli.output import json_option, notice, print_json
 from zhiku.knowledge_base import KnowledgeBase
 
 METRIC_COLUMNS = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "ms_per_query")
+#: What the eval reports of the relevance threshold, after each method's metrics.
+THRESHOLD_COLUMNS = ("recall@10_at_threshold", "abstention", "ece")
 
 
 class Report(Protocol):
@@ -69,6 +71,26 @@ def _echo_metrics(label: str, scores: dict[str, float]) -> None:
     is_flag=True,
     help="Exit 1 (code incomplete_index) instead of scoring when documents of the set stay unindexed.",
 )
+@click.option(
+    "--foreign",
+    "foreign_dirs",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A set whose questions are also asked, to measure abstention (repeatable; default: the "
+    "other sets beside SETDIR).",
+)
+@click.option(
+    "--foreign-questions",
+    type=click.IntRange(0, 100_000),
+    default=None,
+    help="How many foreign questions to ask (default 300; 0: none).",
+)
+@click.option(
+    "--score-threshold",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="The relevance threshold scored (default: the default threshold).",
+)
 @json_option
 @click.pass_context
 def eval_command(
@@ -81,20 +103,29 @@ def eval_command(
     limit_queries: int | None,
     rebuild: bool,
     strict: bool,
+    foreign_dirs: tuple[Path, ...],
+    foreign_questions: int | None,
+    score_threshold: float | None,
     as_json: bool,
 ) -> None:
     """Score retrieval on an evaluation set: recall@1/5/10, MRR@10, nDCG@10 per method.
 
-    The set's dataset is reused when it serves every document, else resumed (stderr says so);
-    documents still failing are counted in the report and warned about, or refused by --strict."""
-    from zhiku.evaluation.runner import DEFAULT_METHODS, METHODS, EvalReport, evaluate
-    from zhiku.evaluation.sets import load_eval_set
+    Each method is also scored at the relevance threshold: recall@10 of the hits that reach it,
+    and, asking questions of other sets (which have no answer here), the share it abstains on and
+    the calibration error of its scores. The set's dataset is reused when it serves every
+    document, else resumed (stderr says so); documents still failing are counted in the report and
+    warned about, or refused by --strict."""
+    from zhiku.core.retrieval_config import DEFAULT_SCORE_THRESHOLD
+    from zhiku.evaluation.runner import DEFAULT_METHODS, FOREIGN_QUESTIONS, METHODS, EvalReport, evaluate
+    from zhiku.evaluation.sets import load_eval_set, sibling_sets
 
     unknown = set(methods) - set(METHODS)
     if unknown:
         raise click.BadParameter(f"unknown method(s) {sorted(unknown)}; known: {sorted(METHODS)}")
+    count = FOREIGN_QUESTIONS if foreign_questions is None else foreign_questions
     with user_errors(ctx):
         eval_set = load_eval_set(setdir, limit_queries)
+        foreign = [load_eval_set(path) for path in (foreign_dirs or sibling_sets(setdir))] if count else []
 
     def run(kb: KnowledgeBase, progress: Progress) -> EvalReport:
         return evaluate(
@@ -108,6 +139,9 @@ def eval_command(
             on_notice=notice,
             doc_form="hierarchical_model" if doc_form == "hierarchical_model" else "paragraph",
             strict=strict,
+            foreign=foreign,
+            foreign_count=count,
+            score_threshold=DEFAULT_SCORE_THRESHOLD if score_threshold is None else score_threshold,
         )
 
     def echo(report: EvalReport) -> None:
@@ -125,9 +159,13 @@ def eval_command(
         _echo_metrics_header("method")
         for method, scores in report.methods.items():
             _echo_metrics(method, scores)
-            extra = {k: v for k, v in scores.items() if k.startswith("answer_")}
+            extra = {k: v for k, v in scores.items() if k.startswith("answer_") or k in THRESHOLD_COLUMNS}
             if extra:
                 click.echo(f"{'':28}" + "  ".join(f"{k} {v}" for k, v in extra.items()))
+        click.echo(
+            f"at relevance >= {info['score_threshold']}; abstention over {info['foreign_questions']} "
+            "questions of other sets"
+        )
 
     _evaluate(ctx, f"eval {eval_set.name}", run, echo, as_json)
 
@@ -233,3 +271,73 @@ def bench(ctx: click.Context, segments: int, queries: int, keep: Path | None, as
         result = run_benchmark(ctx.obj["home"], segments=segments, queries=queries, log=log, keep=keep)
     if as_json:
         print_json(result, indent=None)
+
+
+@click.command("calibrate")
+@click.argument(
+    "setdirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option("--embedding-model", default=None, help="Default: the knowledge base's embedding model.")
+@click.option(
+    "--questions",
+    type=click.IntRange(10, 100_000),
+    default=300,
+    show_default=True,
+    help="Own and foreign questions asked of each set.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    default=None,
+    help="Write the calibration (JSON) here; without it, only the check is printed.",
+)
+@json_option
+@click.pass_context
+def calibrate_command(
+    ctx: click.Context,
+    setdirs: tuple[Path, ...],
+    embedding_model: str | None,
+    questions: int,
+    out: Path | None,
+    as_json: bool,
+) -> None:
+    """Fit the relevance calibration of an embedding model on evaluation sets and check it on each
+    set left out.
+
+    Each set is asked its own judged questions and the other sets' questions (which it cannot
+    answer); the hits' evidence and judgements fit one logistic model per kind of evidence. The
+    check fits on all sets but one and prints the expected calibration error on the one left out."""
+    import json
+
+    from zhiku.evaluation.calibration import fit, leave_one_out
+    from zhiku.evaluation.runner import calibration_samples
+    from zhiku.evaluation.sets import load_eval_set
+
+    if len(setdirs) < 2:
+        raise click.BadParameter("give at least two sets: each is asked the others' questions")
+    with user_errors(ctx):
+        sets = [load_eval_set(path) for path in setdirs]
+    with open_knowledge_base(ctx) as kb, progress_bar("calibrate") as progress, user_errors(ctx):
+        model = embedding_model or kb.settings.embedding_model
+        by_set = {
+            eval_set.name: calibration_samples(
+                kb, eval_set, sets, questions, embedding_model=model, on_progress=progress, on_notice=notice
+            )
+            for eval_set in sets
+        }
+    samples = [sample for found in by_set.values() for sample in found]
+    with user_errors(ctx):
+        calibration = fit(samples, model)
+        check = leave_one_out(by_set, model)
+    result = {"calibration": calibration.to_json(), "held_out_ece": check}
+    if out is not None:
+        out.write_text(json.dumps(calibration.to_json(), indent=2) + "\n", encoding="utf-8")
+    if as_json:
+        print_json(result, indent=None)
+        return
+    click.echo(f"{model}: fitted on {', '.join(calibration.fitted_on)} ({len(samples)} hits)")
+    for kinds, weights in calibration.weights.items():
+        click.echo(f"  {kinds:16} weights {', '.join(f'{w:.4g}' for w in weights)}")
+    click.echo("expected calibration error on each set left out of the fit:")
+    for name, errors in check.items():
+        click.echo(f"  {name:28}" + "  ".join(f"{kinds} {value}" for kinds, value in errors.items()))

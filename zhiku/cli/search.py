@@ -34,7 +34,9 @@ from zhiku.core.documents import Hit
 )
 @click.option("--routing", type=click.Choice(["single", "multiple"]), default="multiple")
 @click.option("--router", type=click.Choice(["embedding", "function_call", "react"]), default="embedding")
-@click.option("--merge", type=click.Choice(["weighted", "reranking_model", "rrf"]), default="weighted")
+@click.option(
+    "--merge", type=click.Choice(["relevance", "weighted", "reranking_model", "rrf"]), default="relevance"
+)
 @json_option
 @click.pass_context
 def search(
@@ -108,13 +110,13 @@ def _finish(hits: list[Hit], threshold: float | None, as_json: bool) -> None:
 def _echo_hits(hits: list[Hit], threshold: float | None) -> None:
     if not hits:
         click.echo(
-            f"no hits above the score threshold {threshold:g} (it may have cut them)"
+            f"nothing relevant found (no hit reaches relevance {threshold:g})"
             if threshold is not None
-            else "no hits"
+            else "nothing relevant found"
         )
     for rank, hit in enumerate(hits, start=1):
         per_method = ", ".join(f"{k} {v:.3f}" for k, v in hit.scores.items())
-        click.echo(f"{rank}. [{hit.score:.3f}] {hit.document_name} #{hit.position}  ({per_method})")
+        click.echo(f"{rank}. [relevance {hit.score:.3f}] {hit.document_name} #{hit.position}  ({per_method})")
         click.echo("   " + hit.content.replace("\n", " ")[:200])
         if hit.answer:
             click.echo("   → " + hit.answer.replace("\n", " ")[:200])

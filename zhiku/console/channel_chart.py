@@ -1,6 +1,7 @@
-"""The bars of the hit-testing chart: for each hit, its final score and each channel's own score
-and rank, each bar scaled to the best score of its kind among the hits shown (channels' raw
-scores live on different scales: cosine, BM25, keyword weight)."""
+"""The bars of the hit-testing chart: for each hit, its relevance and each channel's own score and
+rank. The relevance bar is absolute (0 to 1, the same meaning for every method, so the dataset's
+threshold is a fixed mark on it); each channel's bar is scaled to the best score of its kind among
+the hits shown (channels' raw scores live on different scales: cosine, BM25, keyword weight)."""
 
 from __future__ import annotations
 
@@ -26,18 +27,22 @@ def _width(score: float | None, best: float) -> int:
 
 
 def channel_bars(records: Sequence[dict[str, Any]], channels: Sequence[str]) -> list[list[Bar]]:
-    """One list per record: the final score's bar, then one bar per searched channel."""
-    best_final = max((float(record["score"]) for record in records), default=0.0)
+    """One list per record: the relevance bar, then one bar per searched channel."""
     best = {
         channel: max((float(r["scores"][channel]) for r in records if channel in r["scores"]), default=0.0)
         for channel in channels
     }
     bars = []
     for record in records:
-        final = float(record["score"])
-        row = [Bar("final", final, None, _width(final, best_final))]
+        relevance = float(record["score"])
+        row = [Bar("relevance", relevance, None, _width(min(1.0, relevance), 1.0))]
         for channel in channels:
             score = record["scores"].get(channel)
             row.append(Bar(channel, score, record["ranks"].get(channel), _width(score, best[channel])))
         bars.append(row)
     return bars
+
+
+def threshold_mark(threshold: float | None) -> int | None:
+    """Where the threshold sits on the relevance bar, in pixels (None: no threshold)."""
+    return None if threshold is None else round(BAR_WIDTH * min(1.0, max(0.0, threshold)))

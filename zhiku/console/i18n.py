@@ -130,10 +130,16 @@ ZH: dict[str, str] = {
     "None yet.": "暂无。",
     "Hits": "命中结果",
     "Type a question and run it.": "输入问题并运行。",
-    "Each bar is scaled to the best score of its kind among these hits; rank is the channel's own.":
-        "每个条形按本次结果中同类最高分缩放；排名为该通道自身的排名。",
+    "Relevance: the estimated probability that a passage is relevant (0 to 1), alike for every method.":
+        "相关度是段落与问题相关的估计概率，取值 0 到 1，各检索方式含义相同。",
+    "Hits below the threshold (%(threshold)s, the line on the bar) are not returned.":
+        "低于阈值（%(threshold)s，条形上的竖线）的结果不会返回。",
+    "No threshold: every hit is returned.": "未设阈值：所有结果都会返回。",
+    "Channel bars are scaled to the best score of their kind among these hits; rank is the channel's own.":
+        "各通道条形按本次结果中同类最高分缩放；排名为该通道自身的排名。",
+    "Relevance": "相关度",
+    "Nothing relevant found: no passage reaches the threshold.": "没有找到相关内容：没有段落达到阈值。",
     "position": "位置",
-    "Final score": "最终分数",
     "rank": "排名",
     "Nothing found.": "没有找到。",
     "hybrid_search": "混合检索",

@@ -104,7 +104,10 @@ class ChildHit:
 class Hit:
     """One retrieval result.
 
-    ``score`` is the final (fused) score; ``scores`` and ``ranks`` hold each search method's own
+    ``score`` is the hit's relevance: the estimated probability, in ``[0, 1]``, that it is
+    relevant to the query, the same for every search method and dataset (a rerank model's score
+    when one ordered the hits); hits come in the order their search ranked them. ``scores`` and
+    ``ranks`` hold each search method's own
     raw score and 1-based rank (``semantic``, ``full_text``, ``keyword``) where it found the segment.
     A parent-child hit is scored by its best child in each channel; ``child_chunks`` holds the
     children that matched, best first. ``summary`` is the segment's summary (summary index),
@@ -124,3 +127,8 @@ class Hit:
     metadata: dict[str, Any] = field(default_factory=dict)
     child_chunks: list[ChildHit] = field(default_factory=list)
     summary: str | None = None
+    #: The fusion's score, which ordered the hits (``score`` is the relevance); None when the
+    #: hit was not fused (see :mod:`zhiku.retrieval.relevance`).
+    fusion_score: float | None = None
+    #: What the relevance was estimated from: ``cosine``, ``lexical`` (BM25 over the attainable).
+    evidence: dict[str, float] = field(default_factory=dict)

@@ -56,13 +56,22 @@ class RerankingConfig(BaseModel):
     model: str | None = None
 
 
+#: The relevance below which a hit is not returned, unless a dataset or a call sets another: the
+#: calibration's estimate of "probably not relevant", chosen on the evaluation sets so that
+#: questions from other sets (which have no answer here) get no hit while the set's own questions
+#: keep their relevant hits (the README's Quality section gives the figures).
+DEFAULT_SCORE_THRESHOLD = 0.01
+
+
 class RetrievalConfig(BaseModel):
     """Search method, fusion and cut-offs.
 
     ``recall_k`` is how many candidates each channel recalls (default: see
     :attr:`effective_recall_k`);
-    ``top_k`` is how many hits are returned; ``score_threshold`` drops hits whose final score is
-    below it (see the README for what the final score means in each fusion mode). ``search_in``
+    ``top_k`` is how many hits are returned; ``score_threshold`` drops hits whose relevance (the
+    estimated probability that a hit is relevant, in ``[0, 1]``, the same for every method) is
+    below it — None keeps every hit, the default abstains on questions the dataset has nothing
+    on (see :data:`DEFAULT_SCORE_THRESHOLD`). ``search_in``
     says whether a dataset's summaries (summary index) are searched too.
     """
 
@@ -72,7 +81,7 @@ class RetrievalConfig(BaseModel):
     hybrid_methods: list[Channel] = Field(default_factory=_default_hybrid)
     top_k: int = Field(4, ge=1, le=1000)
     recall_k: int | None = Field(None, ge=1, le=10000)
-    score_threshold: float | None = None
+    score_threshold: float | None = Field(DEFAULT_SCORE_THRESHOLD, ge=0.0, le=1.0, allow_inf_nan=False)
     reranking: RerankingConfig = Field(default_factory=RerankingConfig)
     reorder: bool = False
     search_in: SearchIn = "originals"

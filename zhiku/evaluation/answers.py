@@ -8,6 +8,8 @@ the passages the question was judged against?
 - ``citation_precision``: share of cited sources that are judged relevant to the question.
 - ``citation_recall``: share of answered questions citing at least one relevant source.
 - ``answered``: share of questions not answered with "nothing found" or a refusal.
+- ``foreign_not_found``: share of questions taken from other sets (which this corpus cannot
+  answer) that are answered "not found" — the answerer's honesty, next to its usefulness above.
 
 Sources are matched to judgements by document name, which passage-mode ingest sets to the
 passage id.
@@ -19,7 +21,7 @@ import re
 import statistics
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +44,15 @@ class AnswerReport:
     cited: int = 0
     cited_relevant: int = 0
     answered_citing_relevant: int = 0
+    foreign: int = 0
+    foreign_not_found: int = 0
     latencies_ms: list[float] = field(default_factory=list)
+
+    def _foreign_json(self) -> dict[str, Any]:
+        return {
+            "foreign_questions": self.foreign,
+            "foreign_not_found": round(self.foreign_not_found / self.foreign, 4),
+        }
 
     def to_json(self) -> dict[str, Any]:
         def share(part: float, whole: int) -> float:
@@ -57,6 +67,7 @@ class AnswerReport:
             "citation_precision": share(self.cited_relevant, self.cited),
             "citation_recall": share(self.answered_citing_relevant, self.answered),
             "answered": share(self.answered, self.queries),
+            **(self._foreign_json() if self.foreign else {}),
             "ms_per_query": round(statistics.median(self.latencies_ms), 1) if self.latencies_ms else 0.0,
         }
 
@@ -68,9 +79,11 @@ def evaluate_answers(
     answerer: str,
     limit: int | None = None,
     on_progress: Callable[[str, int, int], None] | None = None,
+    foreign: Sequence[tuple[str, str]] = (),
 ) -> AnswerReport:
     """Ask every judged question that has gold answers (the first ``limit``) and score the
-    answers; ``ms_per_query`` is the median time of one ``ask``."""
+    answers; ``ms_per_query`` is the median time of one ``ask``. ``foreign`` questions
+    (``(id, text)``, from other sets) are asked too and counted by whether they get "not found"."""
     questions = [(qid, text) for qid, text in eval_set.queries.items() if eval_set.answers.get(qid)]
     if limit is not None:
         questions = questions[: max(0, limit)]
@@ -82,6 +95,10 @@ def evaluate_answers(
         score_one(report, answer, eval_set.answers[qid], eval_set.qrels.get(qid, set()))
         if on_progress is not None:
             on_progress(qid, done, len(questions))
+    for _, question in foreign:
+        report.foreign += 1
+        if ask(question).no_answer:
+            report.foreign_not_found += 1
     return report
 
 

@@ -11,6 +11,7 @@ build is resumed, never scored as if it were whole.
 from __future__ import annotations
 
 import hashlib
+import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,9 +20,16 @@ from typing import Any, Literal
 
 from zhiku.core.documents import Chunk, Hit
 from zhiku.core.errors import NotFound, ZhikuError
-from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.core.retrieval_config import DEFAULT_SCORE_THRESHOLD, RetrievalConfig
 from zhiku.datasource.stemming import DEFAULT_STEMMER
 from zhiku.datasource.tokenizer import DEFAULT_HAN_BIGRAMS
+from zhiku.evaluation.calibration import (
+    SAMPLE_TOP_K,
+    Sample,
+    calibration_error,
+    foreign_questions,
+    samples_of,
+)
 from zhiku.evaluation.coverage import Coverage, coverage
 from zhiku.evaluation.metrics import score_run
 from zhiku.evaluation.sets import EvalSet, Passage
@@ -42,6 +50,8 @@ METHODS: dict[str, dict[str, Any]] = {
     "hybrid_all_three": {"hybrid_methods": ["semantic", "full_text", "keyword"]},
 }
 DEFAULT_METHODS = ("semantic", "full_text", "keyword", "hybrid")
+#: Questions of other sets asked of a set, to measure abstention (see :func:`evaluate`).
+FOREIGN_QUESTIONS = 300
 
 Progress = Callable[[str, int, int], None]
 #: Hears what the run does to the set's dataset (resumed, rebuilt) and warnings, one line each.
@@ -261,10 +271,19 @@ def evaluate(
     on_notice: Notice | None = None,
     doc_form: DocForm = "paragraph",
     strict: bool = False,
+    foreign: Sequence[EvalSet] = (),
+    foreign_count: int = FOREIGN_QUESTIONS,
+    score_threshold: float = DEFAULT_SCORE_THRESHOLD,
 ) -> EvalReport:
     """Ingest (or resume, or reuse) the set and score every method over all judged queries.
     When documents stay unserved the scores cover what is served and ``info`` says how much;
-    ``strict`` raises :class:`IncompleteIndex` instead of scoring."""
+    ``strict`` raises :class:`IncompleteIndex` instead of scoring.
+
+    Every method is scored without a threshold (its ranking) and with ``score_threshold``:
+    ``recall@10_at_threshold`` counts only hits whose relevance reaches it. With ``foreign`` sets,
+    ``foreign_count`` of their questions are asked too (they have no relevant passage here):
+    ``abstention`` is the share of them that get no hit at the threshold, and ``ece`` the expected
+    calibration error of the relevance over the top 10 hits of all questions (passage mode)."""
     dataset, info = ingest(
         kb,
         eval_set,
@@ -283,10 +302,17 @@ def evaluate(
     top_k = 10 if mode == "passage" else 30
     query_ids = list(eval_set.queries)
     # every method starts from the default configuration, whatever the dataset stored
-    configs = {method: RetrievalConfig().merged({**METHODS[method], "top_k": top_k}) for method in methods}
+    configs = {
+        method: RetrievalConfig().merged({**METHODS[method], "top_k": top_k, "score_threshold": None})
+        for method in methods
+    }
     runs: dict[str, dict[str, list[Hit]]] = {method: {} for method in methods}
+    foreign_runs: dict[str, dict[str, list[Hit]]] = {method: {} for method in methods}
     seconds = dict.fromkeys(methods, 0.0)
-    dataset.persist_query_embeddings([eval_set.queries[query_id] for query_id in query_ids])
+    asked = foreign_questions(eval_set, foreign, foreign_count) if foreign else []
+    dataset.persist_query_embeddings(
+        [eval_set.queries[query_id] for query_id in query_ids] + [text for _, text in asked]
+    )
     # queries outside, methods inside: each query is embedded once, whatever the number of methods
     for done, query_id in enumerate(query_ids, start=1):
         text = eval_set.queries[query_id]
@@ -296,15 +322,66 @@ def evaluate(
             seconds[method] += time.perf_counter() - started
         if on_progress and done % 20 == 0:
             on_progress("queries", done, len(query_ids))
+    for question_id, text in asked:
+        for method, config in configs.items():
+            foreign_runs[method][question_id] = dataset.search_with(text, config)
     for method in methods:
         ranked = {query_id: _judged_ids(hits, mode) for query_id, hits in runs[method].items()}
         scores = score_run(ranked, qrels, query_ids)
+        kept = {
+            query_id: _judged_ids([hit for hit in hits if hit.score >= score_threshold], mode)
+            for query_id, hits in runs[method].items()
+        }
+        scores["recall@10_at_threshold"] = score_run(kept, qrels, query_ids)["recall@10"]
         if mode == "document" and eval_set.answers:
             scores.update(_answer_hit_rate(runs[method], eval_set))
+        if asked:
+            runs_of = foreign_runs[method].values()
+            answered = sum(1 for hits in runs_of if any(hit.score >= score_threshold for hit in hits))
+            abstained = len(asked) - answered
+            scores["abstention"] = round(abstained / len(asked), 4)
+            if mode == "passage":
+                samples = samples_of(
+                    eval_set,
+                    {qid: hits[:10] for qid, hits in runs[method].items()},
+                    {qid: hits[:10] for qid, hits in foreign_runs[method].items()},
+                    lambda hit: hit.document_name,
+                )
+                scores["ece"] = round(
+                    calibration_error([s.score for s in samples], [s.relevant for s in samples]), 4
+                )
         scores["ms_per_query"] = round(1000 * seconds[method] / max(1, len(query_ids)), 2)
         report.methods[method] = scores
+    report.info["score_threshold"] = score_threshold
+    report.info["foreign_questions"] = len(asked)
     report.info["queries"] = len(query_ids)
     report.info["queries_scored"] = sum(1 for query_id in query_ids if qrels.get(query_id))
     report.info["passages_indexed"] = report.info.get("segments", 0)
     report.info["embedding_model"] = dataset.embedding_model
     return report
+
+
+def calibration_samples(
+    kb: KnowledgeBase,
+    eval_set: EvalSet,
+    others: Sequence[EvalSet],
+    count: int,
+    *,
+    embedding_model: str | None = None,
+    on_progress: Progress | None = None,
+    on_notice: Notice | None = None,
+) -> list[Sample]:
+    """The hits (top :data:`~zhiku.evaluation.calibration.SAMPLE_TOP_K`, default hybrid search, no
+    threshold) of ``count`` of the set's judged questions and of ``count`` questions of the
+    ``others``, with their evidence and judgement: what a calibration is fitted on (passage mode)."""
+    dataset, _ = ingest(
+        kb, eval_set, "passage", embedding_model=embedding_model, on_progress=on_progress, on_notice=on_notice
+    )
+    config = RetrievalConfig().merged({"top_k": SAMPLE_TOP_K, "score_threshold": None})
+    judged = [qid for qid in eval_set.queries if eval_set.qrels.get(qid)]
+    own = random.Random(7).sample(judged, min(count, len(judged)))
+    asked = foreign_questions(eval_set, others, count)
+    dataset.persist_query_embeddings([eval_set.queries[qid] for qid in own] + [text for _, text in asked])
+    own_hits = {qid: dataset.search_with(eval_set.queries[qid], config) for qid in own}
+    foreign_hits = {qid: dataset.search_with(text, config) for qid, text in asked}
+    return samples_of(eval_set, own_hits, foreign_hits, lambda hit: hit.document_name)

@@ -83,3 +83,14 @@ def load_eval_set(root: str | Path, limit_queries: int | None = None) -> EvalSet
         qrels_docs=_read_qrels(path / "qrels_docs.tsv"),
         answers=answers,
     )
+
+
+def sibling_sets(root: str | Path) -> list[Path]:
+    """The other evaluation sets in the folder that holds ``root`` (sorted by name): where the
+    questions that ``root``'s corpus cannot answer come from by default."""
+    path = Path(root).resolve()
+    return sorted(
+        other
+        for other in path.parent.iterdir()
+        if other != path and (other / "corpus.jsonl").is_file() and (other / "queries.jsonl").is_file()
+    )

@@ -30,3 +30,8 @@ class FusedHit:
     scores: dict[str, float] = field(default_factory=dict)
     ranks: dict[str, int] = field(default_factory=dict)
     children: list[tuple[str, float]] = field(default_factory=list)
+    #: The fusion's own score once ``score`` holds the hit's relevance (see
+    #: :mod:`zhiku.retrieval.relevance`); None while ``score`` is still the fusion's.
+    fusion: float | None = None
+    #: What the relevance was estimated from (``cosine``, ``lexical``; see ``Evidence``).
+    evidence: dict[str, float] = field(default_factory=dict)

@@ -71,6 +71,7 @@ from zhiku.knowledge_base.keyword_rebuild import BATCH_SIZE, rebuild_keywords
 from zhiku.knowledge_base.records import child_of, segment_of
 from zhiku.providers.embedding import CachedEmbedding, create_embedding_model
 from zhiku.retrieval.dataset_search import DatasetSearch
+from zhiku.retrieval.relevance import shipped_calibration
 
 log = logging.getLogger(__name__)
 S = DocumentStatus
@@ -253,6 +254,9 @@ class _FullTextChannel:
         terms = self._index.tokenizer.terms(query)
         return self._index.fulltext.search(terms, limit, scope, summaries=summaries)
 
+    def attainable(self, query: str) -> float:
+        return self._index.fulltext.attainable(self._index.tokenizer.terms(query))
+
 
 def _mtime(path: Path | None) -> float | None:
     """When ``path`` was last written (None: no file)."""
@@ -332,6 +336,7 @@ class DatasetIndex:
             live_segments=self.live_segments,
             live_ids=self.live_ids,
             parents=self.parents_of,
+            calibration=shipped_calibration(dataset.embedding_model),
         )
 
     # -- reading -----------------------------------------------------------------------------

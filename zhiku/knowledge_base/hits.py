@@ -82,6 +82,8 @@ def hits_of(sessions: sessionmaker[Session], dataset_id: str, fused: Sequence[Fu
                     if child_id in children
                 ],
                 summary=summary,
+                fusion_score=item.fusion,
+                evidence=dict(item.evidence),
             )
         )
     return hits

@@ -236,7 +236,7 @@ class KnowledgeBase:
         router: str = "embedding",
         top_k: int | None = None,
         score_threshold: float | None = None,
-        merge: Merge = "weighted",
+        merge: Merge = "relevance",
         semantic_query: str | None = None,
         section: str | None = None,
     ) -> RetrievalResult:
@@ -245,7 +245,7 @@ class KnowledgeBase:
 
         ``routing="single"``: ``router`` (``embedding``, offline; ``function_call`` or ``react``,
         through the configured chat model) picks one dataset, searched with its own config.
-        ``routing="multiple"``: all are searched in threads and merged (``weighted``,
+        ``routing="multiple"``: all are searched in threads and merged (``relevance``, ``weighted``,
         ``reranking_model`` or ``rrf``; see :mod:`zhiku.retrieval.multi_path`).
         """
         targets = [self.dataset(name) for name in datasets] if datasets is not None else self.datasets()

@@ -36,10 +36,11 @@ keep their scale, so a threshold stays as strict as configured. When every chann
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from zhiku.core.errors import ConfigError, StoreError, ZhikuError
 from zhiku.core.retrieval_config import Channel, RetrievalConfig
@@ -48,6 +49,7 @@ from zhiku.fusion.fusion import adaptive_score, cut, max_score, rerank_with_mode
 from zhiku.fusion.reorder import reorder
 from zhiku.fusion.types import FusedHit
 from zhiku.providers.rerank.base import RerankModel
+from zhiku.retrieval.relevance import Calibration, Evidence, rerank_relevance
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +73,14 @@ class SearchChannel(Protocol):
     ) -> list[tuple[str, float]]: ...
 
     def holds_gil(self, query: str) -> bool: ...
+
+
+@runtime_checkable
+class ScaledChannel(Protocol):
+    """A channel that knows the most its raw score could be for a query (BM25's attainable
+    score), so a hit's score over it is evidence comparable across queries."""
+
+    def attainable(self, query: str) -> float: ...
 
 
 class ChannelError(StoreError):
@@ -114,8 +124,10 @@ class DatasetSearch:
         parents: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
         rerank_model: RerankModel | None = None,
         executor: ThreadPoolExecutor | None = None,
+        calibration: Calibration | None = None,
     ) -> None:
         self._channels = dict(channels)
+        self._calibration = calibration
         self._live_segments = live_segments
         self._live_ids = live_ids
         self._parents = parents
@@ -163,24 +175,69 @@ class DatasetSearch:
         self._check(config, channels, model)
         if not query.strip() or (scope is not None and scope.empty):
             return [], {}
-        texts_of = {ch: query for ch in channels}
+        searched = [*channels, *self._evidence_channels(channels)]
+        texts_of = {ch: query for ch in searched}
         if semantic_query and "semantic" in texts_of:
             texts_of["semantic"] = semantic_query
         summaries = config.search_in == "originals+summaries"
-        found, timings = self._search(texts_of, channels, config.effective_recall_k, scope, summaries)
+        limit = config.effective_recall_k
+        found, timings = self._search(texts_of, searched, limit, scope, summaries)
+        scale = self._scale(query, found, limit)
         found, children, parent_of = self._to_parents(found)
-        if self._live_ids is not None and not parent_of and config.reranking.mode != "reranking_model":
-            hits = cut(self._fuse(query, found, {}, config, model), score_threshold=config.score_threshold)
+        evidence = {ch: hits for ch, hits in found.items() if ch not in channels}
+        found = {ch: hits for ch, hits in found.items() if ch in channels}
+        children = {ch: hits for ch, hits in children.items() if ch in channels}
+        reranked = config.reranking.mode == "reranking_model"
+        if self._live_ids is not None and not parent_of and not reranked:
+            hits = self._cut(query, found, evidence, scale, {}, config, model)
             returned = [hit.segment_id for hit in hits]
             if len(self._live_ids(returned)) == len(returned):
                 return (reorder(hits) if config.reorder else hits), timings
-        live, texts = self._live(found, texts_needed=config.reranking.mode == "reranking_model")
+        live, texts = self._live(found, texts_needed=reranked)
         if live is not None:
             found = {ch: [(sid, s) for sid, s in hits if sid in live] for ch, hits in found.items()}
-        hits = cut(self._fuse(query, found, texts, config, model), score_threshold=config.score_threshold)
+        hits = self._cut(query, found, evidence, scale, texts, config, model)
         if parent_of:
-            self._attach_children(hits, children, parent_of, live, config)
+            self._attach_children(hits, children, parent_of, live, config, scale)
         return (reorder(hits) if config.reorder else hits), timings
+
+    def _evidence_channels(self, channels: Sequence[Channel]) -> list[Channel]:
+        """Channels searched only for the relevance's evidence: BM25 beside a keyword-only search
+        (whose postings' weights are no evidence a calibration reads)."""
+        if self._calibration is None or "semantic" in channels or "full_text" in channels:
+            return []
+        return ["full_text"] if "full_text" in self._channels else []
+
+    def _scale(self, query: str, found: Mapping[str, _Ranked], limit: int) -> _EvidenceScale | None:
+        if self._calibration is None:
+            return None
+        attainable = None
+        if "full_text" in found:
+            channel = self._channels["full_text"]
+            try:
+                attainable = channel.attainable(query) if isinstance(channel, ScaledChannel) else None
+            except Exception:  # a failed scale read leaves the lexical evidence out, like a failed channel
+                logger.warning("reading the query's attainable BM25 failed", exc_info=True)
+        return _EvidenceScale(self._calibration, limit, attainable)
+
+    def _cut(
+        self,
+        query: str,
+        found: Mapping[str, _Ranked],
+        evidence: Mapping[str, _Ranked],
+        scale: _EvidenceScale | None,
+        texts: Mapping[str, str],
+        config: RetrievalConfig,
+        model: RerankModel | None,
+    ) -> list[FusedHit]:
+        """The fused hits, each scored by its relevance, cut at ``score_threshold``."""
+        hits = self._fuse(query, found, texts, config, model)
+        if config.reranking.mode == "reranking_model":
+            for hit in hits:
+                hit.fusion, hit.score = hit.score, rerank_relevance(hit.score)
+        elif scale is not None:
+            scale.score(hits, {**found, **evidence})
+        return cut(hits, score_threshold=config.score_threshold)
 
     def close(self) -> None:
         """Shut down the pool this service created (a pool passed in is left alone)."""
@@ -292,8 +349,10 @@ class DatasetSearch:
         parent_of: Mapping[str, str],
         live: Collection[str] | None,
         config: RetrievalConfig,
+        scale: _EvidenceScale | None,
     ) -> None:
-        """Give each hit its children found, best first, scored by fusing the live children."""
+        """Give each hit its children found, best first (by fusing the live children), each
+        scored by its relevance like the hits."""
         found = {
             ch: [(cid, s) for cid, s in kids if live is None or parent_of[cid] in live]
             for ch, kids in children.items()
@@ -308,6 +367,8 @@ class DatasetSearch:
             fused = adaptive_score(found, weights)
         else:  # weighted_score, and under a rerank model (which orders the parents only)
             fused = weighted_score(found, weights)
+        if scale is not None:
+            scale.score(fused, found)
         by_parent: dict[str, list[tuple[str, float]]] = {}
         for child in fused:  # best first
             by_parent.setdefault(parent_of[child.segment_id], []).append((child.segment_id, child.score))
@@ -350,6 +411,56 @@ class DatasetSearch:
         if reranking.mode == "weighted_score":
             return weighted_score(found, weights, top_n=top_n)
         return rrf(found, k=reranking.rrf_k, weights=weights, top_n=top_n)
+
+
+class _EvidenceScale:
+    """Turns fused hits' scores into relevance (:mod:`zhiku.retrieval.relevance`) from what the
+    channels found: a hit's cosine is its semantic score, its lexical evidence its BM25 score over
+    the query's attainable BM25. A hit a channel searched but did not return has at most that
+    channel's weakest candidate's score (its list was full) or, for BM25, shares no term (it was
+    not): those bounds are its evidence."""
+
+    def __init__(self, calibration: Calibration, limit: int, attainable: float | None) -> None:
+        self._calibration = calibration
+        self._limit = limit
+        self._attainable = attainable
+
+    def score(self, hits: Sequence[FusedHit], found: Mapping[str, _Ranked]) -> None:
+        for hit in hits:
+            evidence = self._evidence(hit, found)
+            relevance = self._calibration.relevance(evidence)
+            hit.fusion = hit.score
+            hit.score = relevance if relevance is not None else 0.0
+            hit.evidence = evidence.as_dict()
+
+    def _evidence(self, hit: FusedHit, found: Mapping[str, _Ranked]) -> Evidence:
+        cosine = self._raw(hit, "semantic", found, absent=None)
+        lexical = None
+        if self._attainable is not None:
+            raw = self._raw(hit, "full_text", found, absent=0.0)
+            if raw is not None:
+                lexical = min(1.0, raw / self._attainable) if self._attainable > 0 else 0.0
+        return Evidence(cosine=_finite(cosine), lexical=_finite(lexical))
+
+    def _raw(
+        self, hit: FusedHit, channel: str, found: Mapping[str, _Ranked], absent: float | None
+    ) -> float | None:
+        if channel not in found:
+            return None
+        if channel in hit.scores:
+            return hit.scores[channel]
+        listed = found[channel]
+        if not listed:
+            return absent
+        score = dict(listed).get(hit.segment_id)
+        if score is not None:
+            return score
+        return listed[-1][1] if len(listed) >= self._limit or absent is None else absent
+
+
+def _finite(value: float | None) -> float | None:
+    """A value a model can read: None for NaN or infinity (a zero vector's cosine, say)."""
+    return value if value is not None and math.isfinite(value) else None
 
 
 def _timed(

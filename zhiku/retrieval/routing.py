@@ -78,7 +78,7 @@ class RoutedRetrieval:
         router: str = "embedding",
         top_k: int | None = None,
         score_threshold: float | None = None,
-        merge_by: Merge = "weighted",
+        merge_by: Merge = "relevance",
         semantic_query: str | None = None,
         section: str | None = None,
     ) -> RetrievalResult:
@@ -88,8 +88,8 @@ class RoutedRetrieval:
         ``single``: the router picks one dataset, searched with its own config (``top_k`` and
         ``score_threshold`` override it when given). ``multiple``: every dataset is searched with
         its own config in its own thread, the hits merged (see :mod:`zhiku.retrieval.multi_path`),
-        then ``score_threshold`` applies to the merged score and ``top_k`` (default: the largest
-        of the datasets' own) cuts."""
+        each cut at ``score_threshold`` when given (else at its own), and ``top_k`` (default: the
+        largest of the datasets' own) cuts the merge. A hit's score is its relevance throughout."""
         if routing == "single":
             return self._single(query, targets, router, top_k, score_threshold, semantic_query, section)
         if routing == "multiple":
@@ -143,7 +143,11 @@ class RoutedRetrieval:
             target.id: self._pool.submit(
                 target.search_with,
                 query,
-                configs[target.id].merged({"top_k": k} | ({"section": section} if section else {})),
+                configs[target.id].merged(
+                    {"top_k": k}
+                    | ({"section": section} if section else {})
+                    | ({"score_threshold": score_threshold} if score_threshold is not None else {})
+                ),
                 semantic_query=semantic_query,
             )
             for target in targets
@@ -171,6 +175,9 @@ class RoutedRetrieval:
                 fit = self._embedding_router.scores(query, profiles)
             weights = dataset_weights(fit)
         hits = merge(query, per_dataset, merge_by, weights=weights, rerank_model=rerank_model)
-        if score_threshold is not None:
-            hits = [hit for hit in hits if hit.score >= score_threshold]
+        if merge_by == "reranking_model":  # the model's scores replaced the datasets' relevance
+            threshold = score_threshold if score_threshold is not None else min(
+                (config.score_threshold or 0.0 for config in configs.values()), default=0.0
+            )
+            hits = [hit for hit in hits if hit.score >= threshold]
         return RetrievalResult(hits[:k], ids, "multiple", note=note)

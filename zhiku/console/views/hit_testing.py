@@ -12,7 +12,7 @@ from flask.typing import ResponseReturnValue
 from zhiku.api.views.retrieval import records
 from zhiku.console import forms
 from zhiku.console.blueprint import console
-from zhiku.console.channel_chart import BAR_WIDTH, channel_bars
+from zhiku.console.channel_chart import BAR_WIDTH, channel_bars, threshold_mark
 from zhiku.console.history import PastQuery, QueryHistory
 from zhiku.console.signin import session_id
 from zhiku.console.views.common import dataset_of
@@ -75,6 +75,8 @@ def run_hit_test(dataset_id: str) -> ResponseReturnValue:
         query,
         results=found,
         bars=channel_bars(found, config.channels),
+        threshold=searched.score_threshold,
+        mark=threshold_mark(searched.score_threshold),
         values=values,
         saved=saved,
     )

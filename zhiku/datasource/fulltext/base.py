@@ -29,3 +29,9 @@ class FullTextStore(SegmentStore[TextRecord, Sequence[str]], Protocol):
     ``(segment_id, bm25)`` best first, only records sharing at least one token; the rest of the
     contract is :class:`~zhiku.datasource.points.base.SegmentStore`'s.
     """
+
+    def attainable(self, query_tokens: Sequence[str]) -> float:
+        """The most BM25 any record could score for ``query_tokens``: each at its IDF with a
+        saturated term frequency (a token no record holds at the IDF it would have). A hit's score
+        divided by it is the lexical evidence of :mod:`zhiku.retrieval.relevance`, in ``[0, 1]``."""
+        ...

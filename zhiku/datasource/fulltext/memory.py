@@ -6,7 +6,9 @@ interleaving single writes with searches is slow; batch the writes.
 
 from __future__ import annotations
 
+import math
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -119,6 +121,20 @@ class RankBM25Store:
         scores = index.bm25.get_batch_scores(list(query_tokens), candidates)
         ranked = sorted(zip(candidates, scores, strict=True), key=lambda pair: (-pair[1], pair[0]))
         return [(index.ids[p], float(score)) for p, score in ranked[:limit]]
+
+    def attainable(self, query_tokens: Sequence[str]) -> float:
+        """The most BM25 any record could score for ``query_tokens`` (see the sparse store's
+        :meth:`~zhiku.datasource.fulltext.sparse.SparseBM25Store.attainable`): Okapi's IDF of each
+        query token, a token no record holds at the IDF it would have."""
+        index = self._current()
+        if index.bm25 is None or not query_tokens:
+            return 0.0
+        docs = len(index.ids)
+        unseen = math.log((docs + 0.5) / 0.5)
+        return math.fsum(
+            count * index.bm25.idf.get(token, unseen) * (self.k1 + 1.0)
+            for token, count in Counter(query_tokens).items()
+        )
 
     def ids(self) -> set[str]:
         with self._lock:

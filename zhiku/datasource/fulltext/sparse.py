@@ -48,6 +48,9 @@ LENGTH_KEY = "length"
 
 _REWEIGHT_BATCH = 1024
 
+#: Terms whose IDF a store keeps for :meth:`SparseBM25Store.attainable` (then it starts afresh).
+_IDF_CACHE_SIZE = 100_000
+
 #: Relative avgdl difference that :meth:`SparseBM25Store.optimize` leaves as it is.
 OPTIMIZE_TOLERANCE = 1e-3
 
@@ -69,6 +72,9 @@ class SparseBM25Store(PointStore):
         self._lock = threading.RLock()
         self._docs = 0
         self._total_length = 0
+        self._idf_cache: dict[int, float] = {}
+        self._idf_docs = 0
+        self._idf_lock = threading.Lock()
         try:
             self._load_stats()
         except Exception:
@@ -208,6 +214,53 @@ class SparseBM25Store(PointStore):
         query = SparseValues(terms, [weights[t] for t in terms])
         found = self._collection.search(query, limit, scope=scope, summaries=summaries)
         return [(pid, score) for pid, score in found if score > 0.0]
+
+    def attainable(self, query_tokens: Sequence[str]) -> float:
+        """The most BM25 any record could score for ``query_tokens``: each term's query count ×
+        its IDF × ``k1 + 1`` (the saturated term frequency's limit). A term no record holds
+        counts at the IDF it would have, so a query of unknown words cannot look well matched.
+
+        Qdrant keeps the IDF to itself: a term's IDF is read as the score of the term alone at
+        its best record divided by that record's stored weight (one search and one read per term),
+        and kept while the store's size stays within 1% of what it was.
+        """
+        weights = bm25_math.query_weights(query_tokens)
+        if not weights:
+            return 0.0
+        idf = self._idf_of(list(weights))
+        return math.fsum(count * idf[term] * (self.k1 + 1.0) for term, count in weights.items())
+
+    def _idf_of(self, terms: Sequence[int]) -> dict[int, float]:
+        docs = max(self._docs, 1)
+        with self._idf_lock:
+            stale = abs(docs - self._idf_docs) > 0.01 * max(self._idf_docs, 1)
+            if stale or len(self._idf_cache) > _IDF_CACHE_SIZE:
+                self._idf_cache = {}
+                self._idf_docs = docs
+            cache = self._idf_cache
+            idf = {term: cache[term] for term in terms if term in cache}
+        unseen = bm25_math.lucene_idf(docs, 0)
+        best: dict[int, tuple[str, float]] = {}
+        for term in terms:
+            if term in idf:
+                continue
+            found = self._collection.search(SparseValues([term], [1.0]), 1, summaries=True)
+            if found and found[0][1] > 0.0:
+                best[term] = found[0]
+            else:
+                idf[term] = unseen
+        if best:
+            ids = list(dict.fromkeys(point_id for point_id, _ in best.values()))
+            points = {p.id: p for p in self._collection.retrieve(ids, True)}
+            for term, (point_id, score) in best.items():
+                point = points.get(point_id)
+                stored = 0.0
+                if point is not None and isinstance(point.vector, SparseValues):
+                    stored = dict(zip(point.vector.indices, point.vector.values, strict=True)).get(term, 0.0)
+                idf[term] = score / stored if stored > 0.0 else unseen
+        with self._idf_lock:
+            cache.update(idf)
+        return idf
 
     # -- lifecycle ---------------------------------------------------------------------------
 
