@@ -34,3 +34,15 @@ def test_docx_bombs_end_within_the_budget_and_the_next_document_starts_at_once(t
         assert ended is not None and next_started is not None
         assert (next_started - ended).total_seconds() < 2
         assert ds.search("明前龙井", search_method="full_text_search")[0].document_id == fine.id
+
+
+def test_the_element_and_cell_limits_are_settings(tmp_path: Path) -> None:
+    page = make_text(tmp_path / "list.html", "<ul>" + "<li>茶</li>" * 200 + "</ul>")
+    table = make_text(tmp_path / "table.csv", "\n".join(f"茶{n},{n}" for n in range(200)))
+    home = tmp_path / "home"
+    with KnowledgeBase.open(
+        home, embedding_model="synthetic", parse_max_elements=100, parse_max_cells=100
+    ) as kb:
+        html, csv = kb.create_dataset("limits").add_files([page, table])
+    assert html.status == "error" and "parse_max_elements" in (html.error or ""), html.error
+    assert csv.status == "error" and "parse_max_cells" in (csv.error or ""), csv.error

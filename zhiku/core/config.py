@@ -122,6 +122,10 @@ class Settings(BaseModel):
     #: megabytes a document may grow to while parsed: an archive's inflated members, the memory
     #: an XML tree of its elements takes (estimated), the text extracted
     parse_max_mb: float = Field(256.0, gt=0)
+    #: elements an HTML page or an EPUB may hold (each is a Python object while it is read)
+    parse_max_elements: int = Field(500_000, gt=0)
+    #: cells a spreadsheet may hold (only the cells present count, not the range it claims)
+    parse_max_cells: int = Field(2_000_000, gt=0)
     # Requests per minute per API key and route class (0: no limit), see ``zhiku.api.limits``
     rate_limit_read: int = Field(0, ge=0)
     rate_limit_write: int = Field(0, ge=0)

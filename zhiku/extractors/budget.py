@@ -9,7 +9,11 @@ elements, each a Python object. Every parse therefore runs on a budget (settings
   the parse ends with :class:`TooCostly` and the worker takes the next document;
 - memory, estimated before the parser runs: an archive's inflated members (whatever their
   ratio), plus what an XML or HTML tree of its elements takes in memory (:data:`BYTES_PER_ELEMENT`
-  each), must stay within the budget; so must the text extracted.
+  each), must stay within the budget; so must the text extracted;
+- what a file may claim, counted before or while it is read: the elements of an HTML page or
+  an EPUB (setting ``parse_max_elements``; BeautifulSoup makes a Python object of each, about
+  0.7 KB and 20 µs: a 65 KB EPUB of a million empty paragraphs is 30 s and most of a gigabyte),
+  and the cells of a spreadsheet (``parse_max_cells``, counted by the spreadsheet extractors).
 """
 
 from __future__ import annotations
@@ -32,6 +36,12 @@ MB = 1024 * 1024
 BYTES_PER_ELEMENT = 200
 #: Formats whose parser builds a whole element tree (xlsx is read streaming, row by row).
 TREE_FORMATS = frozenset({"docx", "pptx", "epub", "html"})
+#: Formats parsed into a BeautifulSoup tree, whose elements ``max_elements`` counts.
+SOUP_FORMATS = frozenset({"epub", "html"})
+#: Elements an HTML page or EPUB may hold by default (a long book holds some tens of thousands).
+MAX_ELEMENTS = 500_000
+#: Cells a spreadsheet may hold by default (100,000 rows of 20 columns).
+MAX_CELLS = 2_000_000
 _MARKUP_SUFFIXES = (".xml", ".xhtml", ".html", ".htm", ".rels", ".opf", ".ncx")
 
 
@@ -45,10 +55,13 @@ class TooCostly(ExtractionError):
 
 @dataclass(frozen=True)
 class ParseBudget:
-    """``seconds`` a parse may take (None: no limit), ``max_mb`` it may grow to."""
+    """``seconds`` a parse may take (None: no limit), ``max_mb`` it may grow to, the most
+    elements an HTML page or EPUB and the most cells a spreadsheet may hold."""
 
     seconds: float | None = None
     max_mb: float = 256.0
+    max_elements: int = MAX_ELEMENTS
+    max_cells: int = MAX_CELLS
 
     @property
     def max_bytes(self) -> int:
@@ -134,6 +147,12 @@ def _check_tree(elements: int, size: int, name: str, fmt: str, budget: ParseBudg
             fmt,
             f"{elements:,} elements in {size / MB:.0f} MB of markup would take over "
             f"{budget.max_mb:g} MB to parse, setting parse_max_mb",
+        )
+    if fmt in SOUP_FORMATS and elements > budget.max_elements:
+        raise TooCostly(
+            name,
+            fmt,
+            f"over {budget.max_elements:,} elements, the limit set by parse_max_elements",
         )
 
 

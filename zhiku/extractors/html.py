@@ -10,9 +10,11 @@ own declaration (BOM, ``<meta charset>``) and otherwise from :mod:`zhiku.extract
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import Document
 from zhiku.extractors.base import make_document, parser_errors, read_bytes, require_text
 from zhiku.extractors.encoding import decode_text
@@ -28,6 +30,8 @@ _BLOCKS = frozenset(
 )
 _SPACES = re.compile(r"[ \t\r\n\f\u00a0]+")
 _LINE_MARK = "\x00"  # stands for a line break until inline whitespace has been collapsed
+_CLOSE = object()  # on the walk's stack: a block's end, where a line mark goes
+_NODES_PER_CHECKPOINT = 512
 
 
 class HtmlExtractor:
@@ -42,16 +46,11 @@ class HtmlExtractor:
 
 def html_to_text(markup: str | bytes) -> tuple[str, str | None]:
     """``(text, title)`` of an HTML document or fragment; see the module docstring for rules."""
-    from bs4 import BeautifulSoup, Comment
+    from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(markup, "lxml")
     title = _title(soup)
-    for tag in soup.find_all(_DROPPED):
-        tag.decompose()
-    for comment in soup.find_all(string=lambda s: isinstance(s, Comment)):
-        comment.extract()
-    _mark_lines(soup)
-    raw = soup.get_text()
+    raw = "".join(_marked_text(soup))
     lines = (_SPACES.sub(" ", line).strip() for line in raw.split(_LINE_MARK))
     return "\n".join(line for line in lines if line), title
 
@@ -77,19 +76,72 @@ def _title(soup: BeautifulSoup) -> str | None:
     return None
 
 
-def _mark_lines(soup: BeautifulSoup) -> None:
-    """Replace rows, ``<pre>`` and ``<br>`` by marked strings and put marks around blocks."""
-    for row in soup.find_all("tr"):
-        cells = [_inline(cell) for cell in row.find_all(("td", "th"), recursive=False)]
-        row.replace_with(_LINE_MARK + " | ".join(c for c in cells if c) + _LINE_MARK)
-    for pre in soup.find_all("pre"):
-        pre.replace_with(_LINE_MARK + _LINE_MARK.join(pre.get_text().splitlines()) + _LINE_MARK)
-    for br in soup.find_all("br"):
-        br.replace_with(_LINE_MARK)
-    for block in soup.find_all(_BLOCKS):
-        block.insert_before(_LINE_MARK)
-        block.insert_after(_LINE_MARK)
+def _marked_text(root: Tag) -> Iterator[str]:
+    """The visible text of ``root`` in document order with line marks around blocks, rows,
+    ``<pre>`` lines and at ``<br>``.
+
+    One walk over the tree with an explicit stack: no recursion limit, and no editing of the
+    tree (inserting a mark beside an element costs bs4 a scan of its siblings, which made a
+    chapter of a million empty paragraphs take hours). A checkpoint every few hundred nodes lets
+    a paused or deleted document stop within a second.
+    """
+    from bs4 import Tag
+
+    text_types = _text_types()
+    stack: list[object] = [root]
+    for visited, node in enumerate(_pop_all(stack)):
+        if visited % _NODES_PER_CHECKPOINT == 0:
+            checkpoint()
+        if node is _CLOSE:
+            yield _LINE_MARK
+        elif not isinstance(node, Tag):
+            if type(node) in text_types:
+                yield str(node)
+        elif node.name in _DROPPED:
+            continue
+        elif node.name == "tr":
+            cells = [_inline(cell) for cell in node.find_all(("td", "th"), recursive=False)]
+            yield _LINE_MARK + " | ".join(c for c in cells if c) + _LINE_MARK
+        elif node.name == "pre":
+            yield _LINE_MARK + _LINE_MARK.join(_strings(node).splitlines()) + _LINE_MARK
+        elif node.name == "br":
+            yield _LINE_MARK
+        else:
+            if node.name in _BLOCKS:
+                yield _LINE_MARK
+                stack.append(_CLOSE)
+            stack.extend(reversed(node.contents))
+
+
+def _text_types() -> tuple[type, ...]:
+    """Strings that are text (bs4's ``get_text`` default): not comments, doctypes, declarations."""
+    from bs4.element import CData, NavigableString
+
+    return (NavigableString, CData)
+
+
+def _pop_all(stack: list[object]) -> Iterator[object]:
+    while stack:
+        yield stack.pop()
+
+
+def _strings(tag: Tag, separator: str = "") -> str:
+    """The text of ``tag`` (comments and dropped elements left out) joined by ``separator``."""
+    from bs4 import Tag
+
+    text_types = _text_types()
+    pieces: list[str] = []
+    stack: list[object] = [tag]
+    for visited, node in enumerate(_pop_all(stack)):
+        if visited % _NODES_PER_CHECKPOINT == 0:
+            checkpoint()
+        if isinstance(node, Tag):
+            if node.name not in _DROPPED:
+                stack.extend(reversed(node.contents))
+        elif type(node) in text_types:
+            pieces.append(str(node))
+    return separator.join(pieces)
 
 
 def _inline(tag: Tag) -> str:
-    return _SPACES.sub(" ", tag.get_text(" ")).strip()
+    return _SPACES.sub(" ", _strings(tag, " ")).strip()

@@ -158,7 +158,12 @@ class Ingestion:
             should_stop=functools.partial(self._states.stop_reason, document_id),
         )
         settings = self._context.settings
-        budget = ParseBudget(settings.parse_time_limit, settings.parse_max_mb)
+        budget = ParseBudget(
+            settings.parse_time_limit,
+            settings.parse_max_mb,
+            max_elements=settings.parse_max_elements,
+            max_cells=settings.parse_max_cells,
+        )
         with cancellable(token), parse_budget(budget):
             try:
                 self._check_size(source)
