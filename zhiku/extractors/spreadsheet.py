@@ -8,6 +8,12 @@ Why one Document per row: a row is one record (a product, a FAQ entry, a contact
 headers into it makes the record understandable on its own, so a retrieved segment answers
 "what is the price of X" without the header row, and the splitter never glues half of one record
 to half of the next. A sheet with only a header row yields that row as its one Document.
+
+Only the cells a file holds are read: a workbook's ``dimension`` (or a cell placed at XFD1048576)
+may claim seventeen billion cells in a 1.5 KB file, so rows are kept sparse — the non-empty
+cells and their columns — and missing rows are never made. The cells read count against the
+parse budget (setting ``parse_max_cells``), and the row loops reach a
+:func:`~zhiku.core.cancellation.checkpoint` every few hundred rows.
 """
 
 from __future__ import annotations
@@ -15,15 +21,40 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import Document
 from zhiku.extractors.base import make_document, parser_errors, read_bytes, require_text
+from zhiku.extractors.budget import TooCostly, current_budget
 from zhiku.extractors.encoding import decode_text
 
 _DELIMITERS = ",\t;|"
+#: Rows (or cells, in one long row) between two checkpoints.
+_ROWS_PER_CHECKPOINT = 256
+
+#: A row as read: its 1-based number and its non-empty cells as ``(0-based column, text)``.
+SparseRow = tuple[int, list[tuple[int, str]]]
+
+
+class CellCounter:
+    """Counts the cells a file holds against the budget's ``max_cells``; past it, TooCostly."""
+
+    def __init__(self, name: str, fmt: str) -> None:
+        self.name, self.format = name, fmt
+        self.limit = current_budget().max_cells
+        self.cells = 0
+
+    def add(self, cells: int) -> None:
+        self.cells += cells
+        if self.cells > self.limit:
+            raise TooCostly(
+                self.name,
+                self.format,
+                f"over {self.limit:,} cells, the limit set by parse_max_cells",
+            )
 
 
 class CsvExtractor:
@@ -35,29 +66,59 @@ class CsvExtractor:
     def extract(self, source: Path | bytes, *, name: str) -> list[Document]:
         text, _ = decode_text(read_bytes(source, name), name)
         delimiter = self.delimiter or _sniff_delimiter(text, name)
+        counter = CellCounter(name, "csv")
         with parser_errors(name, "CSV"):
-            rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
-        return require_text(rows_to_documents(enumerate(rows, start=1), name), name, "no rows")
+            reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+            documents = sparse_rows_to_documents(_dense(enumerate(reader, start=1), counter), name)
+        return require_text(documents, name, "no rows")
 
 
 class XlsxExtractor:
-    """Every worksheet; formula cells give the value Excel last saved (empty if never computed)."""
+    """Every worksheet; formula cells give the value Excel last saved (empty if never computed).
+
+    The sheet's own ``dimension`` is not used: openpyxl's ``iter_rows`` pads every row to it
+    and yields each missing row, which is what let one far cell pin a thread for minutes."""
 
     def extract(self, source: Path | bytes, *, name: str) -> list[Document]:
         import openpyxl
 
         data = read_bytes(source, name)
         documents: list[Document] = []
+        counter = CellCounter(name, "xlsx")
         with parser_errors(name, "XLSX"):
             book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
             try:
                 for sheet in book.worksheets:
-                    rows = sheet.iter_rows(min_row=1, values_only=True)
-                    numbered = ((i, [cell_text(v) for v in row]) for i, row in enumerate(rows, 1))
-                    documents += rows_to_documents(numbered, name, sheet=sheet.title)
+                    rows = _xlsx_rows(sheet, counter)
+                    documents += sparse_rows_to_documents(rows, name, sheet=sheet.title)
             finally:
                 book.close()
         return require_text(documents, name, "no rows")
+
+
+def _xlsx_rows(sheet: Any, counter: CellCounter) -> Iterator[SparseRow]:
+    """The rows a read-only worksheet's XML holds, each with only its cells, as they stream.
+
+    This is openpyxl's own streaming parser, set up as ``ReadOnlyWorksheet`` sets it up for
+    ``iter_rows``, without the padding to the claimed dimension."""
+    from openpyxl.worksheet._reader import WorkSheetParser
+
+    book = sheet.parent
+    with sheet._get_source() as stream:
+        parser = WorkSheetParser(
+            stream,
+            sheet._shared_strings,
+            data_only=book.data_only,
+            epoch=book.epoch,
+            date_formats=book._date_formats,
+            timedelta_formats=book._timedelta_formats,
+        )
+        for count, (number, cells) in enumerate(parser.parse()):
+            if count % _ROWS_PER_CHECKPOINT == 0:
+                checkpoint()
+            counter.add(len(cells))
+            values = sorted((cell["column"] - 1, cell_text(cell["value"])) for cell in cells)
+            yield number, [(column, text) for column, text in values if text]
 
 
 class XlsExtractor:
@@ -68,15 +129,18 @@ class XlsExtractor:
 
         data = read_bytes(source, name)
         documents: list[Document] = []
+        counter = CellCounter(name, "xls")
         with parser_errors(name, "XLS"):
-            book = xlrd.open_workbook(file_contents=data, on_demand=True)
+            # ragged rows: each row as long as its last cell, not padded to the widest row
+            book = xlrd.open_workbook(file_contents=data, on_demand=True, ragged_rows=True)
             try:
                 for sheet in book.sheets():
                     numbered = (
                         (r + 1, [_xls_cell(cell, book.datemode) for cell in sheet.row(r)])
                         for r in range(sheet.nrows)
                     )
-                    documents += rows_to_documents(numbered, name, sheet=sheet.name)
+                    rows = _dense(numbered, counter)
+                    documents += sparse_rows_to_documents(rows, name, sheet=sheet.name)
             finally:
                 book.release_resources()
         return require_text(documents, name, "no rows")
@@ -86,19 +150,40 @@ def rows_to_documents(
     rows: Iterable[tuple[int, list[str]]], name: str, sheet: str | None = None
 ) -> list[Document]:
     """One Document per data row of ``(row_number, cell_texts)``; see the module docstring."""
+    return sparse_rows_to_documents(_dense(rows, None), name, sheet)
+
+
+def sparse_rows_to_documents(
+    rows: Iterable[SparseRow], name: str, sheet: str | None = None
+) -> list[Document]:
+    """One Document per data row of ``(row_number, [(column, text), ...])``, the cells
+    non-empty; the first row with a cell is the header. Work follows the cells, not the width."""
     documents: list[Document] = []
-    header: list[str] | None = None
+    header: dict[int, str] | None = None
     header_row = 0
-    for number, values in _non_empty(rows):
-        if header is None:
-            header, header_row = values, number
+    for count, (number, cells) in enumerate(rows):
+        if count % _ROWS_PER_CHECKPOINT == 0:
+            checkpoint()
+        if not cells:
             continue
-        lines = [f"{_column_name(header, i)}: {value}" for i, value in enumerate(values) if value]
+        if header is None:
+            header, header_row = dict(cells), number
+            continue
+        lines = [f"{_column_name(header, column)}: {value}" for column, value in cells]
         documents.append(make_document("\n".join(lines), name, sheet=sheet, row=number))
     if header is not None and not documents:
-        text = " | ".join(v for v in header if v)
+        text = " | ".join(header[column] for column in sorted(header))
         documents.append(make_document(text, name, sheet=sheet, row=header_row))
     return documents
+
+
+def _dense(rows: Iterable[tuple[int, Sequence[str]]], counter: CellCounter | None) -> Iterator[SparseRow]:
+    """Rows of every cell's text as sparse rows (stripped, empty cells left out)."""
+    for number, values in rows:
+        if counter is not None:
+            counter.add(len(values))
+        cells = [(column, value.strip()) for column, value in enumerate(values)]
+        yield number, [(column, value) for column, value in cells if value]
 
 
 def cell_text(value: Any) -> str:
@@ -128,17 +213,8 @@ def _xls_cell(cell: Any, datemode: int) -> str:
     return cell_text(cell.value)
 
 
-def _non_empty(rows: Iterable[tuple[int, list[str]]]) -> Iterator[tuple[int, list[str]]]:
-    for number, values in rows:
-        cleaned = [v.strip() for v in values]
-        if any(cleaned):
-            yield number, cleaned
-
-
-def _column_name(header: list[str], index: int) -> str:
-    if index < len(header) and header[index]:
-        return header[index]
-    return f"column {index + 1}"
+def _column_name(header: dict[int, str], column: int) -> str:
+    return header.get(column) or f"column {column + 1}"
 
 
 def _sniff_delimiter(text: str, name: str) -> str:
