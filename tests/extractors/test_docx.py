@@ -4,8 +4,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.bounded import CountingToken
 from tests.fixtures.make_files import make_docx
-from zhiku.core.errors import ExtractionError
+from zhiku.core.cancellation import cancellable
+from zhiku.core.errors import Cancelled, ExtractionError
 from zhiku.extractors.docx import DocxExtractor
 
 
@@ -30,3 +32,12 @@ def test_headings_paragraphs_and_table(tmp_path: Path) -> None:
 def test_not_a_docx(tmp_path: Path) -> None:
     with pytest.raises(ExtractionError, match=r"bad\.docx: invalid DOCX"):
         DocxExtractor().extract(b"PK\x03\x04 not really a zip", name="bad.docx")
+
+
+def test_a_long_table_reaches_checkpoints(tmp_path: Path) -> None:
+    rows = [["名称", "价格"], *([f"茶{n}", str(n)] for n in range(50))]
+    path = make_docx(tmp_path / "t.docx", sections=[("价格", ["表"])], table=rows)
+    token = CountingToken(after=20)
+    with cancellable(token), pytest.raises(Cancelled):
+        DocxExtractor().extract(path, name="t.docx")
+    assert token.checks == 20

@@ -1,5 +1,10 @@
 from __future__ import annotations
 
+import pytest
+
+from tests.fixtures.bounded import CountingToken
+from zhiku.core.cancellation import cancellable
+from zhiku.core.errors import Cancelled
 from zhiku.extractors.markdown import MarkdownExtractor
 
 MARKDOWN = """前言：这是一份说明。
@@ -57,3 +62,11 @@ def test_no_headings_is_one_document() -> None:
     [doc] = MarkdownExtractor().extract("只有一段文字。\n\n第二段。".encode("gbk"), name="n.md")
     assert doc.text == "只有一段文字。\n\n第二段。"
     assert doc.metadata == {"source": "n.md", "headings": []}
+
+
+def test_a_long_file_reaches_checkpoints() -> None:
+    text = "\n\n".join(f"第{n}段。" for n in range(5_000))
+    token = CountingToken(after=5)
+    with cancellable(token), pytest.raises(Cancelled):
+        MarkdownExtractor().extract(text.encode(), name="long.md")
+    assert token.checks == 5

@@ -104,6 +104,7 @@ def _heading_level(paragraph: Paragraph, levels: _StyleLevels) -> int | None:
 def _table_text(table: Table) -> str:
     lines = []
     for row in table.rows:
+        checkpoint()  # a table of many rows is a long loop of its own
         cells: list[str] = []
         seen: set[int] = set()
         for cell in row.cells:  # a merged cell appears once per grid column it spans

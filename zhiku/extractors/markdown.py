@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import Document
 from zhiku.extractors.base import make_document, read_bytes, require_text
 from zhiku.extractors.encoding import decode_text
@@ -43,6 +44,8 @@ def markdown_blocks(text: str) -> list[Block]:
     blocks: list[Block] = []
     cursor = 0
     for i, token in enumerate(tokens):
+        if i % 512 == 0:
+            checkpoint()  # a long file is hundreds of thousands of tokens
         if token.type != "heading_open" or token.level != 0 or token.map is None:
             continue
         start, end = token.map

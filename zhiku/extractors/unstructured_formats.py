@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import Document
 from zhiku.extractors import unstructured_offline
 from zhiku.extractors.base import make_document, parser_errors, read_bytes, require_text
@@ -72,6 +73,7 @@ class EmlExtractor:
 def _elements_text(elements: Sequence[Element]) -> str:
     parts = []
     for element in elements:
+        checkpoint()
         html = getattr(element.metadata, "text_as_html", None)
         text = html_to_text(html)[0] if element.category == "Table" and html else element.text
         if text.strip():
