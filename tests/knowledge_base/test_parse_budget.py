@@ -46,3 +46,16 @@ def test_the_element_and_cell_limits_are_settings(tmp_path: Path) -> None:
         html, csv = kb.create_dataset("limits").add_files([page, table])
     assert html.status == "error" and "parse_max_elements" in (html.error or ""), html.error
     assert csv.status == "error" and "parse_max_cells" in (csv.error or ""), csv.error
+
+
+def test_a_document_of_too_many_segments_is_refused_naming_the_setting(tmp_path: Path) -> None:
+    """A 382 KB workbook of one-word rows was 60,000 segments, with no limit at all."""
+    table = make_text(tmp_path / "words.csv", "word\n" + "\n".join(f"w{n}" for n in range(30)))
+    fine = make_text(tmp_path / "fine.csv", "word\n" + "\n".join(f"w{n}" for n in range(10)))
+    with KnowledgeBase.open(
+        tmp_path / "home", embedding_model="synthetic", max_segments_per_document=10
+    ) as kb:
+        refused, kept = kb.create_dataset("segments").add_files([table, fine])
+    assert refused.status == "error" and refused.segment_count == 0
+    assert "30 segments" in (refused.error or "") and "max_segments_per_document" in (refused.error or "")
+    assert kept.status == "completed" and kept.segment_count == 10, kept.error

@@ -126,6 +126,9 @@ class Settings(BaseModel):
     parse_max_elements: int = Field(500_000, gt=0)
     #: cells a spreadsheet may hold (only the cells present count, not the range it claims)
     parse_max_cells: int = Field(2_000_000, gt=0)
+    #: segments one document may be split into; past it the document ends ``error`` before any
+    #: embedding (a 382 KB workbook of one-word rows was 60,000 segments)
+    max_segments_per_document: int = Field(20_000, gt=0)
     # Requests per minute per API key and route class (0: no limit), see ``zhiku.api.limits``
     rate_limit_read: int = Field(0, ge=0)
     rate_limit_write: int = Field(0, ge=0)

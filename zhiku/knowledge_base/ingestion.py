@@ -175,6 +175,7 @@ class Ingestion:
                 )
                 if not chunks:
                     raise InvalidInput(f"{source.name}: no text left after extraction and cleaning")
+                self._check_segments(source, len(chunks))
                 self._enter(token, document_id, S.INDEXING)
                 version = self._version(document_id, chunks, embed=True)
                 return dataclasses.replace(version, file_hash=source.digest) if version else None
@@ -206,6 +207,16 @@ class Ingestion:
             raise InvalidInput(
                 f"{source.name}: file too large ({size / 1024 / 1024:.1f} MB; the limit is {limit:g} MB, "
                 "setting upload_max_mb)"
+            )
+
+    def _check_segments(self, source: Source, count: int) -> None:
+        """Refuse a document split into more segments than ``max_segments_per_document``
+        before any is embedded: each is a row, a vector and a posting list entry."""
+        limit = self._context.settings.max_segments_per_document
+        if count > limit:
+            raise InvalidInput(
+                f"{source.name}: {count:,} segments, over the limit of {limit:,} a document may have "
+                "(setting max_segments_per_document)"
             )
 
     # -- pre-made chunks and versions --------------------------------------------------------
