@@ -216,3 +216,19 @@ def test_external_knowledge_errors_in_difys_codes(app: Flask, api: Api, shelf: d
     assert hidden.status_code == 404 and hidden.json["error_code"] == 2001
     bad = api.post("/v1/retrieval", json={**body, "retrieval_setting": {"top_k": 0, "score_threshold": 0.5}})
     assert bad.status_code == 400 and "retrieval_setting.top_k" in bad.json["message"]
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        {"name": "grade", "comparison_operator": ">", "value": True},
+        {"name": "grade", "comparison_operator": "=", "value": False},
+        {"name": "season", "comparison_operator": "is", "value": True},
+        {"name": "grade", "comparison_operator": "in", "value": ["1", True]},
+    ],
+)
+def test_a_boolean_is_not_a_value(api: Api, shelf: dict[str, Any], condition: dict[str, Any]) -> None:
+    """``true`` was read as the number 1 (and the string "1")."""
+    response = _retrieve(api, shelf["dataset"], [condition])
+    assert response.status_code == 400 and response.json["code"] == "invalid_param", response.json
+    assert "conditions.0.value" in response.json["message"], response.json["message"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, field_validator
 
 from zhiku.core.errors import InvalidInput
 
@@ -89,7 +89,8 @@ class Condition(BaseModel):
 
     name: str = Field(min_length=1, max_length=255)
     comparison_operator: Operator
-    value: str | int | float | list[str] | None = None
+    #: strict: JSON ``true`` would otherwise pass as the number 1 (and the string "1")
+    value: StrictStr | StrictInt | StrictFloat | list[StrictStr] | None = None
 
     @field_validator("comparison_operator", mode="before")
     @classmethod
