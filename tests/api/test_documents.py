@@ -240,3 +240,56 @@ def test_an_accepted_update_keeps_only_the_new_upload(api: Api, home: Path) -> N
         assert status["indexing_status"] == "completed", status
         stored = [path for path in (home / "uploads" / document).rglob("*") if path.is_file()]
         assert [(path.name, path.read_text(encoding="utf-8")) for path in stored] == [(f"{name}.txt", text)]
+
+
+def test_control_characters_leave_upload_names(api: Api, home: Path) -> None:
+    dataset = api.create_dataset()
+    response = api.post(
+        f"/v1/datasets/{dataset}/document/create-by-file",
+        data={"file": (io.BytesIO(GREEN.encode()), "green\x00\x07 tea\x1f.txt")},
+    )
+    assert response.status_code == 200, response.json
+    document = response.json["document"]
+    assert document["name"] == "green tea.txt"
+    (status,) = api.wait(dataset, response.json["batch"])
+    assert status["indexing_status"] == "completed", status
+    assert [path.name for path in (home / "uploads" / document["id"]).iterdir()] == ["green tea.txt"]
+
+
+@pytest.mark.parametrize(
+    ("process_rule", "field"),
+    [
+        ({"max_tokens": 100, "chunk_overlap": 100}, "process_rule.chunk_overlap"),
+        ({"max_tokens": 100, "chunk_overlap": 500}, "process_rule.chunk_overlap"),
+        (
+            {"mode": "custom", "rules": {"segmentation": {"max_tokens": 50, "chunk_overlap": 60}}},
+            "process_rule.rules.segmentation.chunk_overlap",
+        ),
+        (
+            {
+                "mode": "hierarchical",
+                "rules": {"subchunk_segmentation": {"max_tokens": 20, "chunk_overlap": 20}},
+            },
+            "process_rule.rules.subchunk_segmentation.chunk_overlap",
+        ),
+    ],
+)
+def test_an_overlap_not_smaller_than_the_chunk_is_refused(
+    api: Api, process_rule: dict[str, object], field: str
+) -> None:
+    """An overlap of a whole chunk or more was clamped in silence (751 chunks instead of 13)."""
+    dataset = api.create_dataset()
+    response = api.post(
+        f"/v1/datasets/{dataset}/document/create-by-text",
+        json={"name": "green", "text": GREEN, "process_rule": process_rule},
+    )
+    assert response.status_code == 400 and response.json["code"] == "invalid_param", response.json
+    assert field in response.json["message"] and "max_tokens" in response.json["message"]
+    refused = api.post("/v1/datasets", json={"name": "overlap", "process_rule": process_rule})
+    assert refused.status_code == 400 and field in refused.json["message"], refused.json
+    # an overlap the request did not set is the rule's own, kept within the chunk as before
+    small = api.post(
+        f"/v1/datasets/{dataset}/document/create-by-text",
+        json={"name": "small", "text": GREEN, "process_rule": {"max_tokens": 40}},
+    )
+    assert small.status_code == 200, small.json

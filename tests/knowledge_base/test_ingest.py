@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.fixtures.make_files import make_docx, make_pdf, make_text
 from zhiku import KnowledgeBase
+from zhiku.core.errors import ConfigError
 
 GOOD_PDF_PAGES = [
     "青山茶业的退货政策：未开封的茶叶在收货后十四天内可以退货。",
@@ -123,3 +126,18 @@ def test_delete_document_and_dataset_remove_store_data(kb: KnowledgeBase, tmp_pa
     kb.delete_dataset("gone")
     assert not store_dir.exists() or not any(store_dir.rglob("*.*"))
     assert [d.name for d in kb.datasets()] == []
+
+
+def test_a_process_rule_asking_an_overlap_of_a_whole_chunk_is_refused(kb: KnowledgeBase) -> None:
+    with pytest.raises(ConfigError, match=r"process_rule\.chunk_overlap: 120 must be smaller than max_"):
+        kb.create_dataset("overlap", process_rule={"max_tokens": 100, "chunk_overlap": 120})
+    with pytest.raises(ConfigError, match=r"process_rule\.child_chunk_overlap"):
+        kb.create_dataset(
+            "children",
+            process_rule={
+                "doc_form": "hierarchical_model",
+                "child_max_tokens": 32,
+                "child_chunk_overlap": 32,
+            },
+        )
+    assert kb.create_dataset("inherited", process_rule={"max_tokens": 40}).process_rule.chunk_overlap == 50

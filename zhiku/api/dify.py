@@ -81,6 +81,11 @@ def pipeline_spec(
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ValueError(f"process_rule.{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    given = _given_overlaps(process_rule or {})
+    problem = spec.overlap_problem(given)
+    if problem is not None:
+        field, why = problem
+        raise ValueError(f"{given[field]}: {why}")
     if DOC_FORM_IN.get(spec.doc_form, spec.doc_form) not in plugin_names(index_processors):
         raise ValueError(f"doc_form {spec.doc_form!r} is not supported; known: {', '.join(doc_forms())}")
     known = plugin_names(cleaners)
@@ -90,6 +95,23 @@ def pipeline_spec(
     if spec.splitter not in plugin_names(splitters):
         raise ValueError(f"unknown splitter {spec.splitter!r}; known: {', '.join(plugin_names(splitters))}")
     return spec.model_copy(update={"doc_form": DOC_FORM_IN.get(spec.doc_form, spec.doc_form)})
+
+
+def _given_overlaps(rule: dict[str, Any]) -> dict[str, str]:
+    """The overlaps a request's process rule sets: the spec's field → where the request has it."""
+    if _is_zhiku_rule(rule):
+        return {
+            field: f"process_rule.{field}"
+            for field in ("chunk_overlap", "child_chunk_overlap")
+            if rule.get(field) is not None
+        }
+    rules = rule.get("rules") if rule.get("mode", "automatic") != "automatic" else None
+    given: dict[str, str] = {}
+    for key, field in (("segmentation", "chunk_overlap"), ("subchunk_segmentation", "child_chunk_overlap")):
+        segmentation = rules.get(key) if isinstance(rules, dict) else None
+        if isinstance(segmentation, dict) and segmentation.get("chunk_overlap") is not None:
+            given[field] = f"process_rule.rules.{key}.chunk_overlap"
+    return given
 
 
 def doc_forms() -> list[str]:

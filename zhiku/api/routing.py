@@ -13,6 +13,7 @@ import json
 import re
 import types
 import typing
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -247,4 +248,11 @@ def _upload() -> Upload:
     data = files[0].read(int(limit * 1024 * 1024) + 1)
     if len(data) > limit * 1024 * 1024:
         raise ApiError(413, "file_too_large", f"the file is larger than {limit:g} MB")
-    return Upload(name=files[0].filename or "upload", data=data)
+    return Upload(name=upload_name(files[0].filename), data=data)
+
+
+def upload_name(filename: str | None) -> str:
+    """A multipart file name without control characters (NUL, escapes, line breaks): it becomes
+    the document's name, shown in lists and logs, and PostgreSQL refuses NUL in text."""
+    name = "".join(char for char in filename or "" if unicodedata.category(char) != "Cc").strip()
+    return name or "upload"

@@ -20,7 +20,7 @@ from zhiku.core.db import DatasetRow, DocumentRow, SegmentRow
 from zhiku.core.db.models import SUMMARY_KIND, ChildChunkRow
 from zhiku.core.document_status import IN_PROGRESS, RESTARTABLE, DocumentStatus
 from zhiku.core.documents import Chunk, Hit, Segment, content_hash, segment_id
-from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, ZhikuError
+from zhiku.core.errors import AlreadyExists, ConfigError, InvalidInput, NotFound, ZhikuError
 from zhiku.core.metadata import MetadataFilter
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.core.scope import DocumentScope
@@ -64,6 +64,11 @@ def as_process_rule(value: PipelineSpec | dict[str, Any] | None) -> PipelineSpec
     names, checked now rather than when the first document is indexed."""
     spec = value if isinstance(value, PipelineSpec) else PipelineSpec.model_validate(value or {})
     spec.check_names()
+    # the overlaps the caller's dict sets (a PipelineSpec is built by code: the API checks the
+    # overlaps its request sets before it builds one)
+    problem = spec.overlap_problem(value.keys() if isinstance(value, dict) else ())
+    if problem is not None:
+        raise ConfigError(f"process_rule.{problem[0]}: {problem[1]}")
     return spec
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -34,6 +34,10 @@ from zhiku.splitters import (
 from zhiku.splitters.whole_document import WholeDocumentSplitter
 
 Stage = Literal["parsing", "cleaning", "splitting"]
+
+
+#: Each overlap field of a process rule and the chunk size it must stay below.
+OVERLAP_SIZES = {"chunk_overlap": "max_tokens", "child_chunk_overlap": "child_max_tokens"}
 
 
 class PipelineSpec(BaseModel):
@@ -75,6 +79,23 @@ class PipelineSpec(BaseModel):
                 "summary: 'llm' needs segments of text; a qa_model index has generated questions"
             )
         return self
+
+    def overlap_problem(self, given: Iterable[str]) -> tuple[str, str] | None:
+        """``(field, why)`` for the first overlap among ``given`` (``chunk_overlap``,
+        ``child_chunk_overlap``) that is not smaller than its chunk's ``max_tokens``; else None.
+
+        Only overlaps a caller set are checked: an overlap of a whole chunk or more cannot be
+        honoured (the splitter keeps at most half a chunk), so asking for one is an error, while
+        a rule's own default over a small ``max_tokens`` is clamped when the splitter is built,
+        as it always was (rules stored before this check keep working)."""
+        for name in given:
+            size_field = OVERLAP_SIZES.get(name)
+            if size_field is None:
+                continue
+            overlap, size = getattr(self, name), getattr(self, size_field)
+            if overlap >= size:
+                return name, f"{overlap} must be smaller than {size_field} ({size})"
+        return None
 
     def check_names(self) -> None:
         """ConfigError unless every cleaner and the ``doc_form`` are registered plug-ins."""
