@@ -204,3 +204,38 @@ def test_models_over_http(app: Flask, api: Api) -> None:
     finally:
         server.shutdown()
         thread.join(timeout=5)
+
+
+def test_an_off_topic_question_is_answered_not_found_without_asking_the_model(chat: ChatApi) -> None:
+    """Nothing in the knowledge base reaches the relevance threshold: the answer says so, in the
+    question's language, with no citation, and the chat model is never asked to answer from
+    nothing — on OpenAI's chat completions and on Dify's chat-messages, blocking and streamed."""
+    asked = len(chat.server.requests)
+    openai = chat.api.post(
+        "/v1/chat/completions",
+        json={"model": "zhiku", "messages": [{"role": "user", "content": "火星有几个卫星？"}], "answer": LLM},
+    )
+    assert openai.status_code == 200, openai.json
+    assert openai.json["choices"][0]["message"]["content"] == "知识库中没有找到与这个问题相关的内容。"
+    assert not openai.json.get("references")
+    dify = chat.api.post(
+        "/v1/chat-messages",
+        json={"query": "What is the CEO's salary?", "response_mode": "blocking", "answer": LLM, "user": "u"},
+    )
+    assert dify.status_code == 200, dify.json
+    assert dify.json["answer"] == "The knowledge base has nothing on this question."
+    assert dify.json["metadata"]["retriever_resources"] == []
+    streamed = sse(
+        chat.api.post(
+            "/v1/chat-messages",
+            json={"query": "How many moons does Mars have?", "response_mode": "streaming", "answer": LLM},
+        )
+    )
+    text = "".join(event["answer"] for event in streamed if event["event"] == "message")
+    assert text == "The knowledge base has nothing on this question."
+    assert len(chat.server.requests) == asked  # the model wrote no answer
+    on_topic = chat.api.post(
+        "/v1/chat-messages", json={"query": "年假有几天？", "response_mode": "blocking", "answer": LLM}
+    )
+    assert on_topic.json["answer"] == "员工每年有十五天带薪年假[1]。"
+    assert len(chat.server.requests) == asked + 1

@@ -48,7 +48,7 @@ DIFY_RECORD_DOCUMENT = {"id", "data_source_type", "name"}
 # What zhiku adds, on purpose.
 ZHIKU_DOCUMENT = {"segment_count", "content_hash"}
 ZHIKU_SEGMENT = {"metadata"}
-ZHIKU_RECORD = {"scores", "ranks", "dataset", "summary"}
+ZHIKU_RECORD = {"scores", "ranks", "dataset", "summary", "fusion_score", "evidence"}
 
 
 def test_create_by_text_shape(api: Api) -> None:
@@ -87,4 +87,5 @@ def test_retrieve_shape(api: Api) -> None:
     assert set(record["segment"]) == DIFY_SEGMENT | ZHIKU_SEGMENT | {"document"}
     assert set(record["segment"]["document"]) == DIFY_RECORD_DOCUMENT
     assert isinstance(record["score"], float) and record["tsne_position"] is None
+    assert 0.0 <= record["score"] <= 1.0 and set(record["evidence"]) == {"lexical"}  # keyword search
     assert record["segment"]["status"] == "completed" and record["segment"]["position"] == 1

@@ -96,7 +96,8 @@ def test_every_body_field_and_query_parameter_survives_its_extremes(walk_app: Fl
     dataset = api.create_dataset("tea")
     document = api.add_text(dataset, "a.txt", "tea")[0]
     ids = {"dataset_id": dataset, "document_id": document, "segment_id": "seg", "batch": "b",
-           "action": "enable", "conversation_id": "c", "metadata_id": "m", "child_chunk_id": "cc"}
+           "action": "enable", "conversation_id": "c", "metadata_id": "m", "child_chunk_id": "cc",
+           "model_id": "zhiku"}
     spec = api.get("/v1/openapi.json").json
     components = spec["components"]["schemas"]
     sent = 0

@@ -28,10 +28,18 @@ def test_retrieve_with_override_and_alias(api: Api) -> None:
         f"/v1/datasets/{dataset}/retrieve",
         json={
             "query": "铁观音",
-            "retrieval_model": {"score_threshold_enabled": True, "score_threshold": 2.0},
+            "retrieval_model": {"score_threshold_enabled": True, "score_threshold": 1.0},
         },
     ).json
-    assert none["records"] == []
+    assert none["records"] == []  # no relevance reaches 1
+    outside = api.post(
+        f"/v1/datasets/{dataset}/retrieve",
+        json={
+            "query": "铁观音",
+            "retrieval_model": {"score_threshold_enabled": True, "score_threshold": 2.0},
+        },
+    )
+    assert outside.status_code == 400 and "score_threshold" in outside.json["message"]
 
 
 def test_retrieve_across_datasets(api: Api) -> None:

@@ -54,6 +54,8 @@ def test_update_then_show_reflects_it(run, run_json) -> None:  # type: ignore[no
 
     cleared = run_json("dataset", "update", "teas", "--no-threshold")
     assert cleared["retrieval"]["score_threshold"] is None and cleared["retrieval"]["top_k"] == 7
+    refused = run("dataset", "update", "teas", "--threshold", "2", code=2)
+    assert "--threshold" in refused.output and "0<=x<=1" in refused.output.replace(" ", "")
 
 
 def test_process_rule_changes_apply_to_documents_indexed_afterwards(run, run_json, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -73,10 +73,14 @@ def test_hit_testing_shows_channel_scores_ranks_and_history(console: Console) ->
     console.add_text(dataset, "green.txt", "Green tea is steamed or pan-fired soon after picking.")
     console.add_text(dataset, "black.txt", "Black tea is fully oxidised before it is dried.")
     console.wait_indexed(dataset)
-    page = console.post(f"/datasets/{dataset}/hit-testing", {"query": "oxidised black tea"}).get_data(
-        as_text=True
-    )
-    assert len(_hits(page)) == 2
+    threshold = RetrievalConfig().score_threshold
+    assert threshold is not None
+    page = console.post(
+        f"/datasets/{dataset}/hit-testing", {"query": "oxidised black tea", "score_threshold": str(threshold)}
+    ).get_data(as_text=True)
+    assert len(_hits(page)) == 1  # green tea is not about oxidised black tea: under the threshold
+    every = console.post(f"/datasets/{dataset}/hit-testing", {"query": "oxidised black tea"})
+    assert len(_hits(every.get_data(as_text=True))) == 2  # no threshold in the form: every hit
     first = page.split('<li class="hit"')[1]
     assert "black.txt" in first
     for channel in ("relevance", "semantic", "full_text"):
@@ -85,8 +89,6 @@ def test_hit_testing_shows_channel_scores_ranks_and_history(console: Console) ->
     # the relevance bar is absolute (0 to 1) and carries the dataset's threshold as a mark
     score = float(re.search(r'data-channel="relevance">.*?<td class="score">([0-9.]+)', first, re.S)[1])
     assert f'class="fill fill-relevance" width="{max(1, round(BAR_WIDTH * score))}"' in first
-    threshold = RetrievalConfig().score_threshold
-    assert threshold is not None
     assert f'class="threshold" x="{max(round(BAR_WIDTH * threshold) - 1, 0)}"' in first
     assert f"({threshold}, the line on the bar)" in page
     history = console.get(f"/datasets/{dataset}/hit-testing").get_data(as_text=True)
@@ -181,7 +183,7 @@ def test_every_template_text_has_a_chinese_translation() -> None:
     assert texts and not sorted(texts - set(ZH))
 
 
-def test_channel_bars_scale_each_channel_to_its_best_hit() -> None:
+def test_relevance_bars_are_absolute_and_channel_bars_scale_to_their_best_hit() -> None:
     records = [
         {
             "score": 0.9,
@@ -191,8 +193,9 @@ def test_channel_bars_scale_each_channel_to_its_best_hit() -> None:
         {"score": 0.45, "scores": {"full_text": 24.0}, "ranks": {"full_text": 1}},
     ]
     first, second = channel_bars(records, ["semantic", "full_text"])
-    assert [bar.width for bar in first] == [BAR_WIDTH, BAR_WIDTH, BAR_WIDTH // 2]
-    assert [bar.width for bar in second] == [BAR_WIDTH // 2, 0, BAR_WIDTH]
+    # relevance is absolute (0 to 1); each channel is scaled to its best among the hits
+    assert [bar.width for bar in first] == [round(BAR_WIDTH * 0.9), BAR_WIDTH, BAR_WIDTH // 2]
+    assert [bar.width for bar in second] == [round(BAR_WIDTH * 0.45), 0, BAR_WIDTH]
     assert second[1].rank is None and second[2].rank == 1
 
 

@@ -54,7 +54,7 @@ def test_migrations_build_exactly_the_models_schema(database_url: str) -> None:
         assert _schema_differences(engine) == []
         assert set(inspect(engine).get_table_names()) == MODEL_TABLES | {"alembic_version"}
         with engine.connect() as connection:
-            assert current_revision(connection) == head_revision() == "0010"
+            assert current_revision(connection) == head_revision() == "0011"
     finally:
         engine.dispose()
 
@@ -151,7 +151,7 @@ def test_concurrent_openers_of_a_new_database_migrate_it_once(database_url: str)
         assert len(engines) == 4
         with engines[0].connect() as connection:
             assert connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [
-                "0010"
+                "0011"
             ]
         assert _schema_differences(engines[0]) == []
     finally:
@@ -173,3 +173,28 @@ def test_the_quick_revision_check_agrees_with_alembic(database_url: str) -> None
     with blank.connect() as connection:
         assert recorded_revision(connection) is None
     blank.dispose()
+
+
+def test_upgrading_to_relevance_gives_every_dataset_the_default_threshold(database_url: str) -> None:
+    """Scores became relevance in 0011: a stored threshold (absent, or on the old fusion scale) is
+    replaced by the default relevance threshold."""
+    from zhiku.core.retrieval_config import DEFAULT_SCORE_THRESHOLD
+
+    engine = make_engine(database_url)
+    try:
+        with engine.begin() as connection:
+            command.downgrade(alembic_config(connection), "0010")
+        sessions = make_session_factory(engine)
+        with sessions.begin() as session:
+            session.add(DatasetRow(name="old", embedding_model="use", embedding_dim=512,
+                                   retrieval_config={"top_k": 3, "score_threshold": None}))
+            session.add(DatasetRow(name="strict", embedding_model="use", embedding_dim=512,
+                                   retrieval_config={"score_threshold": 0.8}))
+        with engine.begin() as connection:
+            command.upgrade(alembic_config(connection), "head")
+        with sessions() as session:
+            stored = {row.name: row.retrieval_config for row in session.scalars(select(DatasetRow))}
+        assert stored["old"] == {"top_k": 3, "score_threshold": DEFAULT_SCORE_THRESHOLD}
+        assert stored["strict"] == {"score_threshold": DEFAULT_SCORE_THRESHOLD}
+    finally:
+        engine.dispose()

@@ -20,6 +20,10 @@ POLICIES = {
     "travel-2025.md": ("2025", "Travel expenses are reimbursed within 5 days of the trip."),
 }
 
+#: These tests look at what a search may return (sections, filters, terms), not at relevance:
+#: their datasets keep every hit.
+KEEP_ALL = {"score_threshold": None}
+
 
 def model(body: dict[str, Any]) -> Reply:
     """Answers like a model would: a year in the question becomes a condition on ``year``."""
@@ -49,7 +53,7 @@ def policies(tmp_path: Path, server: ScriptedChatServer) -> Iterator[Dataset]:
         tmp_path / "home", embedding_model="use", llm_base_url=server.base_url, llm_model="scripted",
         llm_max_retries=0,
     ) as kb:
-        ds = kb.create_dataset("policies")
+        ds = kb.create_dataset("policies", retrieval=KEEP_ALL)
         ds.metadata.add_field("year", "number")
         for name, (year, text) in POLICIES.items():
             ds.metadata.set_values(ds.add_text(name, text).id, {"year": year})

@@ -6,11 +6,15 @@ from pathlib import Path
 
 from zhiku import KnowledgeBase
 
+#: These tests look at what a search may return (sections, filters, terms), not at relevance:
+#: their datasets keep every hit.
+KEEP_ALL = {"score_threshold": None}
+
 
 def test_full_text_finds_a_passage_that_shares_only_character_pairs(tmp_path: Path) -> None:
     with KnowledgeBase.open(tmp_path / "home", embedding_model="use") as kb:
-        pairs = kb.create_dataset("pairs")
-        words = kb.create_dataset("words", han_bigrams=False)
+        pairs = kb.create_dataset("pairs", retrieval=KEEP_ALL)
+        words = kb.create_dataset("words", han_bigrams=False, retrieval=KEEP_ALL)
         for ds in (pairs, words):
             ds.add_text("drugs.txt", "孕妇应在医生指导下服用药物。")
             ds.add_text("tea.txt", "绿茶用八十度的水冲泡，乌龙茶用沸水。")

@@ -10,6 +10,10 @@ from zhiku import KnowledgeBase
 from zhiku.core.documents import Chunk
 from zhiku.knowledge_base import Dataset
 
+#: These tests look at what a search may return (sections, filters, terms), not at relevance:
+#: their datasets keep every hit.
+KEEP_ALL = {"score_threshold": None}
+
 
 def _add(ds: Dataset, *texts: str) -> str:
     chunks = [Chunk(content=text, position=i, tokens=0, metadata={}) for i, text in enumerate(texts)]
@@ -18,7 +22,8 @@ def _add(ds: Dataset, *texts: str) -> str:
 
 
 def _scores(ds: Dataset, query: str) -> list[tuple[str, float]]:
-    return [(hit.content, hit.score) for hit in ds.search(query, search_method="keyword_search", top_k=5)]
+    hits = ds.search(query, search_method="keyword_search", top_k=5)
+    return [(hit.content, hit.scores["keyword"]) for hit in hits]  # the channel's own weights
 
 
 def _keyword_hits(ds: Dataset, query: str) -> list[str]:
@@ -26,7 +31,7 @@ def _keyword_hits(ds: Dataset, query: str) -> list[str]:
 
 
 def test_edited_keywords_outrank_extracted_ones(kb: KnowledgeBase) -> None:
-    ds = kb.create_dataset("tea")
+    ds = kb.create_dataset("tea", retrieval=KEEP_ALL)
     document_id = _add(ds, "乌龙茶香气浓郁，乌龙茶产自福建。", "绿茶产自杭州西湖，清香淡雅。")
     segments = ds.segments(document_id)
     assert _keyword_hits(ds, "乌龙茶") == [segments[0].content]
@@ -37,7 +42,7 @@ def test_edited_keywords_outrank_extracted_ones(kb: KnowledgeBase) -> None:
 def test_rebuild_after_a_user_dictionary_change(kb: KnowledgeBase, tmp_path: Path) -> None:
     words = tmp_path / "words.txt"
     words.write_text("青山茶园 10\n", encoding="utf-8")
-    ds = kb.create_dataset("garden", user_dict=words)
+    ds = kb.create_dataset("garden", user_dict=words, retrieval=KEEP_ALL)
     _add(ds, "青山茶园每年举办采茶节。", "青山茶园每年举办采茶会。")
     # not a word yet: both match only "采茶", alike
     (_, first), (_, second) = _scores(ds, "采茶节")
@@ -49,7 +54,7 @@ def test_rebuild_after_a_user_dictionary_change(kb: KnowledgeBase, tmp_path: Pat
 
 
 def test_rebuild_stops_between_batches(kb: KnowledgeBase) -> None:
-    ds = kb.create_dataset("many")
+    ds = kb.create_dataset("many", retrieval=KEEP_ALL)
     _add(ds, *(f"第{i}段文字讲述茶叶种植。" for i in range(5)))
     progress: list[int] = []
     stop = lambda: bool(progress)  # noqa: E731 - after the first batch
@@ -61,7 +66,7 @@ def test_rebuild_stops_between_batches(kb: KnowledgeBase) -> None:
 def test_a_search_follows_an_edited_user_dictionary(kb: KnowledgeBase, tmp_path: Path) -> None:
     words = tmp_path / "words.txt"
     words.write_text("青山茶园 10\n", encoding="utf-8")
-    ds = kb.create_dataset("follow", user_dict=words)
+    ds = kb.create_dataset("follow", user_dict=words, retrieval=KEEP_ALL)
     _add(ds, "青山茶园每年举办采茶节。")
     index = kb._context.index(ds.id)  # noqa: SLF001 - the serving process's open index
     before = index.keywords.tokenizer

@@ -19,6 +19,10 @@ from zhiku.knowledge_base.dataset import Dataset
 CHANNELS = ["semantic_search", "full_text_search", "keyword_search", "hybrid_search"]
 FILLER = "Every worker on the estate drinks green tea at the morning break and after lunch."
 
+#: These tests look at what a search may return (sections, filters, terms), not at relevance:
+#: their datasets keep every hit.
+KEEP_ALL = {"score_threshold": None}
+
 
 def _handbook() -> str:
     """Three levels of headings; every body mentions green tea, so any section may answer."""
@@ -45,7 +49,7 @@ def _deep(ds: Dataset) -> Any:
 @pytest.fixture(scope="module")
 def handbook_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
     knowledge_base = KnowledgeBase.open(tmp_path_factory.mktemp("sections") / "home", embedding_model="use")
-    ds = knowledge_base.create_dataset("handbook")
+    ds = knowledge_base.create_dataset("handbook", retrieval=KEEP_ALL)
     for name, text in (("handbook.md", _handbook()), ("gardens.md", NOISE)):
         doc = ds.add_text(name, text, pipeline=_deep(ds))
         assert doc.status == "completed", doc.error
@@ -73,7 +77,7 @@ def test_segments_carry_their_heading_path(handbook: Dataset) -> None:
 
 
 def test_a_segment_without_headings_has_no_section(kb: KnowledgeBase) -> None:
-    ds = kb.create_dataset("plain")
+    ds = kb.create_dataset("plain", retrieval=KEEP_ALL)
     ds.add_text("notes.txt", "Green tea is picked in spring.\n\nOolong is rolled and roasted.")
     ds.add_text("intro.md", "Text before any heading.\n\n# Later\n\nUnder a heading.\n")
     sections = {s.content: s.metadata.get("section") for s in ds.segments()}
@@ -88,7 +92,7 @@ def test_docx_headings_become_sections(kb: KnowledgeBase, tmp_path: Path) -> Non
         tmp_path / "rules.docx",
         sections=[("Shipping", ["Orders ship the same day."]), ("Returns", ["Returns take a week."])],
     )
-    ds = kb.create_dataset("rules")
+    ds = kb.create_dataset("rules", retrieval=KEEP_ALL)
     (doc,) = ds.add_files([path])
     assert doc.status == "completed", doc.error
     assert {s.name: s.segment_count for s in ds.sections()} == {"Returns": 1, "Shipping": 1}
@@ -150,7 +154,7 @@ def test_a_section_and_a_metadata_filter_both_apply(handbook: Dataset) -> None:
 
 
 def test_descriptions_are_listed_with_the_sections(kb: KnowledgeBase) -> None:
-    ds = kb.create_dataset("described")
+    ds = kb.create_dataset("described", retrieval=KEEP_ALL)
     ds.add_text("guide.md", "# Guide\n\nRead me.\n\n## Install\n\nRun the installer.\n")
     described = ds.describe_section("Guide>Install", "  How to install the product. ")
     assert (described.name, described.segment_count) == ("Guide > Install", 1)
@@ -174,7 +178,7 @@ def test_descriptions_are_listed_with_the_sections(kb: KnowledgeBase) -> None:
 @pytest.mark.parametrize("method", CHANNELS)
 def test_a_parent_child_dataset_restricts_its_children(kb: KnowledgeBase, method: str) -> None:
     rule = {"doc_form": "hierarchical_model", "max_tokens": 60, "chunk_overlap": 0, "child_max_tokens": 16}
-    ds = kb.create_dataset("pc", process_rule=rule)
+    ds = kb.create_dataset("pc", process_rule=rule, retrieval=KEEP_ALL)
     ds.add_text("handbook.md", _handbook(), pipeline=_deep(ds))
     ds.add_text("gardens.md", NOISE, pipeline=_deep(ds))
     assert all(s.children for s in ds.segments(with_children=True))

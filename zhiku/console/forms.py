@@ -112,7 +112,7 @@ def retrieval(form: Form, base: RetrievalConfig) -> RetrievalConfig:
     """``base`` with the form's search method, channels, fusion, weights and cut-offs."""
     methods = choices(form, "hybrid_methods", CHANNELS) or list(base.hybrid_methods)
     weights = {channel: number(form, f"weight_{channel}", low=0.0, high=1.0) for channel in CHANNELS}
-    threshold = number(form, "score_threshold", low=-1000.0, high=1000.0)
+    threshold = number(form, "score_threshold", low=0.0, high=1.0)
     reranking: dict[str, Any] = {"mode": choice(form, "fusion", FUSION_MODES, base.reranking.mode)}
     reranking["weights"] = {
         **base.reranking.weights,

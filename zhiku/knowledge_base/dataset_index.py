@@ -276,6 +276,11 @@ class _KeywordChannel:
     def holds_gil(self, query: str) -> bool:
         return False  # SQLite and PostgreSQL read the postings without the GIL
 
+    def attainable(self, query: str) -> float:
+        index = self._index
+        found = index.keywords.attainable(query)
+        return max(found, index.child_keywords.attainable(query)) if index.has_children else found
+
     def search(
         self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
     ) -> list[tuple[str, float]]:

@@ -186,7 +186,6 @@ class DatasetSearch:
         found, children, parent_of = self._to_parents(found)
         evidence = {ch: hits for ch, hits in found.items() if ch not in channels}
         found = {ch: hits for ch, hits in found.items() if ch in channels}
-        children = {ch: hits for ch, hits in children.items() if ch in channels}
         reranked = config.reranking.mode == "reranking_model"
         if self._live_ids is not None and not parent_of and not reranked:
             hits = self._cut(query, found, evidence, scale, {}, config, model)
@@ -211,13 +210,15 @@ class DatasetSearch:
     def _scale(self, query: str, found: Mapping[str, _Ranked], limit: int) -> _EvidenceScale | None:
         if self._calibration is None:
             return None
-        attainable = None
-        if "full_text" in found:
-            channel = self._channels["full_text"]
+        attainable: dict[str, float] = {}
+        for name in LEXICAL_CHANNELS:
+            channel = self._channels.get(name)  # type: ignore[call-overload]
+            if name not in found or not isinstance(channel, ScaledChannel):
+                continue
             try:
-                attainable = channel.attainable(query) if isinstance(channel, ScaledChannel) else None
-            except Exception:  # a failed scale read leaves the lexical evidence out, like a failed channel
-                logger.warning("reading the query's attainable BM25 failed", exc_info=True)
+                attainable[name] = channel.attainable(query)
+            except Exception:  # a failed scale read leaves that evidence out, like a failed channel
+                logger.warning("reading the query's attainable %s score failed", name, exc_info=True)
         return _EvidenceScale(self._calibration, limit, attainable)
 
     def _cut(
@@ -351,12 +352,14 @@ class DatasetSearch:
         config: RetrievalConfig,
         scale: _EvidenceScale | None,
     ) -> None:
-        """Give each hit its children found, best first (by fusing the live children), each
-        scored by its relevance like the hits."""
-        found = {
+        """Give each hit its children found, best first (by fusing the live children in the
+        config's channels), each scored by its relevance like the hits (from every channel
+        searched, evidence-only ones included)."""
+        searched = {
             ch: [(cid, s) for cid, s in kids if live is None or parent_of[cid] in live]
             for ch, kids in children.items()
         }
+        found: dict[str, _Ranked] = {ch: kids for ch, kids in searched.items() if ch in config.channels}
         reranking = config.reranking
         weights: dict[str, float] = {ch: w for ch, w in reranking.weights.items()}
         if len(found) == 1 or reranking.mode == "none":
@@ -368,7 +371,7 @@ class DatasetSearch:
         else:  # weighted_score, and under a rerank model (which orders the parents only)
             fused = weighted_score(found, weights)
         if scale is not None:
-            scale.score(fused, found)
+            scale.score(fused, searched)
         by_parent: dict[str, list[tuple[str, float]]] = {}
         for child in fused:  # best first
             by_parent.setdefault(parent_of[child.segment_id], []).append((child.segment_id, child.score))
@@ -413,14 +416,19 @@ class DatasetSearch:
         return rrf(found, k=reranking.rrf_k, weights=weights, top_n=top_n)
 
 
+#: Channels whose score over the query's attainable score is lexical evidence: BM25 and, where it
+#: was searched, the keyword postings (the larger share counts).
+LEXICAL_CHANNELS = ("full_text", "keyword")
+
+
 class _EvidenceScale:
     """Turns fused hits' scores into relevance (:mod:`zhiku.retrieval.relevance`) from what the
-    channels found: a hit's cosine is its semantic score, its lexical evidence its BM25 score over
-    the query's attainable BM25. A hit a channel searched but did not return has at most that
+    channels found: a hit's cosine is its semantic score, its lexical evidence its BM25 (or keyword)
+    score over the query's attainable one. A hit a channel searched but did not return has at most that
     channel's weakest candidate's score (its list was full) or, for BM25, shares no term (it was
     not): those bounds are its evidence."""
 
-    def __init__(self, calibration: Calibration, limit: int, attainable: float | None) -> None:
+    def __init__(self, calibration: Calibration, limit: int, attainable: Mapping[str, float]) -> None:
         self._calibration = calibration
         self._limit = limit
         self._attainable = attainable
@@ -436,10 +444,11 @@ class _EvidenceScale:
     def _evidence(self, hit: FusedHit, found: Mapping[str, _Ranked]) -> Evidence:
         cosine = self._raw(hit, "semantic", found, absent=None)
         lexical = None
-        if self._attainable is not None:
-            raw = self._raw(hit, "full_text", found, absent=0.0)
+        for channel, attainable in self._attainable.items():
+            raw = self._raw(hit, channel, found, absent=0.0)
             if raw is not None:
-                lexical = min(1.0, raw / self._attainable) if self._attainable > 0 else 0.0
+                share = min(1.0, raw / attainable) if attainable > 0 else 0.0
+                lexical = share if lexical is None else max(lexical, share)
         return Evidence(cosine=_finite(cosine), lexical=_finite(lexical))
 
     def _raw(

@@ -32,6 +32,7 @@ class FullTextStore(SegmentStore[TextRecord, Sequence[str]], Protocol):
 
     def attainable(self, query_tokens: Sequence[str]) -> float:
         """The most BM25 any record could score for ``query_tokens``: each at its IDF with a
-        saturated term frequency (a token no record holds at the IDF it would have). A hit's score
-        divided by it is the lexical evidence of :mod:`zhiku.retrieval.relevance`, in ``[0, 1]``."""
+        saturated term frequency (a token no record holds at the IDF of the rarest known one).
+        A hit's score divided by it is the lexical evidence of :mod:`zhiku.retrieval.relevance`,
+        in ``[0, 1]``."""
         ...

@@ -125,12 +125,11 @@ class RankBM25Store:
     def attainable(self, query_tokens: Sequence[str]) -> float:
         """The most BM25 any record could score for ``query_tokens`` (see the sparse store's
         :meth:`~zhiku.datasource.fulltext.sparse.SparseBM25Store.attainable`): Okapi's IDF of each
-        query token, a token no record holds at the IDF it would have."""
+        query token, a token no record holds at the highest IDF of a known one."""
         index = self._current()
         if index.bm25 is None or not query_tokens:
             return 0.0
-        docs = len(index.ids)
-        unseen = math.log((docs + 0.5) / 0.5)
+        unseen = max(index.bm25.idf.values(), default=0.0)
         return math.fsum(
             count * index.bm25.idf.get(token, unseen) * (self.k1 + 1.0)
             for token, count in Counter(query_tokens).items()

@@ -218,7 +218,9 @@ class SparseBM25Store(PointStore):
     def attainable(self, query_tokens: Sequence[str]) -> float:
         """The most BM25 any record could score for ``query_tokens``: each term's query count ×
         its IDF × ``k1 + 1`` (the saturated term frequency's limit). A term no record holds
-        counts at the IDF it would have, so a query of unknown words cannot look well matched.
+        counts at the IDF of a term one record holds (the rarest there is), so a query of unknown
+        words cannot look well matched, yet a small dataset, where every known term is common,
+        does not make its matches look poor.
 
         Qdrant keeps the IDF to itself: a term's IDF is read as the score of the term alone at
         its best record divided by that record's stored weight (one search and one read per term),
@@ -239,7 +241,7 @@ class SparseBM25Store(PointStore):
                 self._idf_docs = docs
             cache = self._idf_cache
             idf = {term: cache[term] for term in terms if term in cache}
-        unseen = bm25_math.lucene_idf(docs, 0)
+        unseen = bm25_math.lucene_idf(docs, 1)
         best: dict[int, tuple[str, float]] = {}
         for term in terms:
             if term in idf:

@@ -121,6 +121,10 @@ def _by_language(ranked: Sequence[tuple[str, float]], budget: int) -> list[str]:
     return han[:han_quota] + other[:other_quota]
 
 
+#: The most :func:`term_weight` approaches (a word repeated without end): ``k1 + 1``.
+SATURATED_WEIGHT = _K1 + 1
+
+
 def term_weight(count: int, total: int) -> float:
     """BM25's saturated term frequency of a word seen ``count`` times in ``total`` tokens."""
     norm = _K1 * (1 - _B + _B * total / _AVERAGE_TOKENS)

@@ -29,7 +29,7 @@ from zhiku.core.db.models import (
 )
 from zhiku.core.scope import DocumentScope
 from zhiku.core.sections import SECTION_KEY, SEPARATOR
-from zhiku.datasource.keyword.extraction import idf, query_keywords
+from zhiku.datasource.keyword.extraction import SATURATED_WEIGHT, idf, query_keywords
 from zhiku.datasource.tokenizer import Tokenizer
 
 
@@ -162,6 +162,22 @@ class KeywordStore:
                     scores[point_id] = scores.get(point_id, 0.0) + value * weight
         best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
         return [(point_id, float(value)) for point_id, value in best]
+
+    def attainable(self, query: str) -> float:
+        """The most :meth:`search` could score for ``query``: each of its words (those a search
+        reads) at its IDF with a saturated weight. A hit's score over it is lexical evidence like
+        BM25's (:mod:`zhiku.retrieval.relevance`); a keyword a user gave a segment weighs more than
+        the saturation, so a match on it counts as full evidence. A word no point holds counts at
+        the IDF of a word one point holds."""
+        words = query_keywords(self.tokenizer.tokenize(query))
+        if not words:
+            return 0.0
+        if len(words) > MAX_QUERY_WORDS:
+            words = sorted(sorted(words, key=lambda w: -idf(w))[:MAX_QUERY_WORDS])
+        with self._sessions() as session:
+            points = self._point_count(session)
+            frequencies = [max(1, self._document_frequency(session, word)) for word in words]
+        return math.fsum(bm25_idf(points, found) * SATURATED_WEIGHT for found in frequencies)
 
     def _postings_of(
         self, word: str, limit: int, scope: DocumentScope | None, summaries: bool
