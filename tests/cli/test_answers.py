@@ -35,3 +35,20 @@ def test_end_of_input_ends_the_chat(run: Run, tmp_path: Path) -> None:
     assert result.output.count(NOTHING_FOUND["en"]) == 1
     assert conversation_questions(tmp_path / "home") == ["Where is the office?"]
     run("chat", stdin="")  # Ctrl-D at the first prompt
+
+
+def test_the_terminal_stream_never_prints_a_marker_that_names_no_source(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model writes ``[9]`` split across two deltas; only one source exists."""
+    from tests.fixtures.openai_server import Reply, ScriptedChatServer
+
+    with ScriptedChatServer(lambda body: Reply.streamed("Fifteen days of leave[1]", "[", "9].")) as server:
+        monkeypatch.setenv("ZHIKU_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("ZHIKU_LLM_MODEL", "scripted")
+        leave = tmp_path / "leave.txt"
+        leave.write_text("Every employee has fifteen days of paid annual leave.", encoding="utf-8")
+        run("ingest", str(leave), "--dataset", "handbook", "--create")
+        result = run("ask", "How many days of annual leave do employees get?", "--answerer", "llm")
+    assert "Fifteen days of leave[1]." in result.output
+    assert "[9]" not in result.output

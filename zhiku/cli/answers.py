@@ -92,9 +92,12 @@ def chat(ctx: click.Context, dataset_names: tuple[str, ...], answerer: str) -> N
 
 
 def _show(events: Iterator[AnswerEvent], *, stream_text: bool) -> Answer:
-    """Print the answer as it comes (when ``stream_text``), then its numbered sources."""
+    """Print the answer as it comes (when ``stream_text``; its markers checked against the
+    sources, as the HTTP streams do), then its numbered sources."""
+    from zhiku.answers.citations import checked_events
+
     answer: Answer | None = None
-    for event in events:
+    for event in checked_events(events):
         if event.kind == "plan" and stream_text and event.plan is not None:
             plan = event.plan
             if plan.search_query != plan.question:
@@ -114,7 +117,7 @@ def _show(events: Iterator[AnswerEvent], *, stream_text: bool) -> Answer:
         if cited:
             click.echo("Sources:")
         for source in cited:
-            click.echo(f"  [{source.number}] {source.label()}  score {source.score:.3f}")
+            click.echo(f"  [{source.number}] {source.label()}  relevance {source.score:.3f}")
             click.echo(f"      {one_line(source.text, 120)}")
     return answer
 
