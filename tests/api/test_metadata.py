@@ -200,6 +200,19 @@ def test_external_knowledge_metadata_condition_and_threshold(api: Api, shelf: di
     assert kept and all(r["score"] >= 0.5 for r in kept)
 
 
+def test_external_knowledge_off_topic_question_gets_no_record(api: Api, shelf: dict[str, Any]) -> None:
+    """Dify asks with its threshold (0.9, or 0.0 = the dataset's own): an off-topic question gets
+    an empty list, never a record scored 1.0 because it was the best of bad hits."""
+    for threshold in (0.9, 0.0):
+        body = {
+            "knowledge_id": shelf["dataset"],
+            "query": "What is the CEO's salary?",
+            "retrieval_setting": {"top_k": 3, "score_threshold": threshold},
+        }
+        response = api.post("/v1/retrieval", json=body)
+        assert response.status_code == 200 and response.json["records"] == [], threshold
+
+
 def test_external_knowledge_errors_in_difys_codes(app: Flask, api: Api, shelf: dict[str, Any]) -> None:
     setting = {"top_k": 1, "score_threshold": 0.5}
     body = {"knowledge_id": shelf["dataset"], "query": "tea", "retrieval_setting": setting}
