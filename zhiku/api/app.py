@@ -7,6 +7,7 @@ from flask import Blueprint, Flask
 import zhiku
 from zhiku.api.context import EXTENSION, ApiContext
 from zhiku.api.errors import register_error_handlers
+from zhiku.api.hit_counts import HitCounter, segment_hit_writer
 from zhiku.api.keys import ApiKeys
 from zhiku.api.limits import QueueQuota, RateLimits
 from zhiku.api.openapi import PREFIX, openapi_document
@@ -81,6 +82,7 @@ def create_app(
         quota=QueueQuota(knowledge_base.states, settings.queue_max_per_key),
         auth=auth,
         owns_kb=owns_kb,
+        hits=HitCounter(segment_hit_writer(knowledge_base.sessions)).start(),
     )
     app.extensions[OPENAPI_EXTENSION] = openapi_document(ALL, version=zhiku.__version__)
     if pool is not None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from flask import current_app
 
 from zhiku.api.auth import principal
+from zhiku.api.hit_counts import HitCounter
 from zhiku.api.keys import ApiKeys
 from zhiku.api.limits import QueueQuota
 from zhiku.core.config import Settings
@@ -31,13 +32,17 @@ class ApiContext:
     quota: QueueQuota
     auth: bool
     owns_kb: bool
+    #: Segment hit counts, written in the background (see :mod:`zhiku.api.hit_counts`).
+    hits: HitCounter
     #: The token of ``<home>/server.json``: commands run beside ``zhiku serve`` send it as their key.
     local_token: str | None = None
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop the workers (waiting up to ``timeout`` s) and close the knowledge base if the app
         opened it. If a document is still being indexed, the stores stay open: the process is
-        about to exit and that document is queued again at the next start."""
+        about to exit and that document is queued again at the next start. Pending hit counts
+        are written first."""
+        self.hits.close()
         finished = self.workers.stop(timeout) if self.workers is not None else True
         if self.owns_kb and finished:
             self.kb.close()

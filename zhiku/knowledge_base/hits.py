@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import and_, bindparam, select
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
-from zhiku.core.db import DocumentRow, SegmentRow
+from zhiku.core.db import DatasetRow, DocumentRow, SegmentRow
 from zhiku.core.db.models import CHILD_KIND, SUMMARY_KIND, ChildChunkRow
 from zhiku.core.documents import ChildHit, Hit
 from zhiku.fusion.types import FusedHit
@@ -87,3 +89,47 @@ def hits_of(sessions: sessionmaker[Session], dataset_id: str, fused: Sequence[Fu
             )
         )
     return hits
+
+
+@dataclass(frozen=True)
+class HitDetails:
+    """What a hit's full segment record needs beyond the :class:`Hit` (the API's records)."""
+
+    dataset_id: str
+    dataset_name: str
+    tokens: int
+    hash: str
+    keywords: list[str]
+    enabled: bool
+    hit_count: int
+    created_at: datetime
+
+
+#: The columns of a segment record a :class:`Hit` does not carry, with its dataset's name.
+_DETAIL_ROWS = (
+    select(
+        SegmentRow.id,
+        SegmentRow.dataset_id,
+        DatasetRow.name,
+        SegmentRow.tokens,
+        SegmentRow.hash,
+        SegmentRow.keywords,
+        SegmentRow.enabled,
+        SegmentRow.hit_count,
+        SegmentRow.created_at,
+    )
+    .join(DatasetRow, DatasetRow.id == SegmentRow.dataset_id)
+    .where(SegmentRow.id.in_(bindparam("ids", expanding=True)))
+)
+
+
+def hit_details(sessions: sessionmaker[Session], segment_ids: Sequence[str]) -> dict[str, HitDetails]:
+    """The rest of each segment's record, for hits of any datasets, in one query (the search
+    already read content, answer, document, position and metadata); missing ids are left out."""
+    if not segment_ids:
+        return {}
+    with sessions() as session:
+        return {
+            row[0]: HitDetails(*row[1:5], list(row[5] or []), row[6], row[7] or 0, row[8])
+            for row in session.execute(_DETAIL_ROWS, {"ids": list(dict.fromkeys(segment_ids))})
+        }

@@ -6,9 +6,9 @@ dataset id as the external knowledge id: Dify then sends ``POST /v1/retrieval`` 
 ``metadata_condition``, and reads ``{"records": [{content, score, title, metadata}]}``.
 
 The dataset is searched with its own retrieval config; ``top_k`` and ``score_threshold``
-override it (a threshold of 0, Dify's "disabled", applies none). Errors carry Dify's
-``error_code``/``error_msg`` (1001 malformed Authorization header, 1002 key refused, both 403;
-2001 unknown knowledge, 404) beside zhiku's ``code``/``message``/``status``.
+override it (a threshold of 0, Dify's "disabled", leaves the dataset's own relevance threshold).
+Errors carry Dify's ``error_code``/``error_msg`` (1001 malformed Authorization header, 1002 key
+refused, both 403; 2001 unknown knowledge, 404) beside zhiku's ``code``/``message``/``status``.
 """
 
 from __future__ import annotations
@@ -145,14 +145,13 @@ def external_retrieval(body: ExternalRetrievalBody) -> Response:
     except DifyError as error:
         return error.response()
     setting = body.retrieval_setting
-    override: dict[str, Any] = {
-        "top_k": setting.top_k,
-        "score_threshold": setting.score_threshold or None,
-    }
+    override: dict[str, Any] = {"top_k": setting.top_k}
+    if setting.score_threshold > 0:  # Dify sends 0.0 for "no threshold of its own": the dataset's applies
+        override["score_threshold"] = setting.score_threshold
     if body.metadata_condition is not None and body.metadata_condition.conditions:
         override["metadata_filter"] = body.metadata_condition.as_filter()
     hits = dataset.search_with(body.query, dataset.retrieval.merged(override))
-    dataset.count_hits([hit.segment_id for hit in hits])
+    context().hits.add(hit.segment_id for hit in hits)
     values = dataset.metadata.values_of([hit.document_id for hit in hits])
     records = [
         {

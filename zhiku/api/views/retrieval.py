@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,30 +15,46 @@ from zhiku.api.dify_retrieval import parse_retrieval
 from zhiku.api.responses import Records, RoutedRecords
 from zhiku.api.routing import Routes
 from zhiku.api.schemas import CrossRetrieveBody, RetrieveBody
-from zhiku.core.documents import Hit
+from zhiku.core.documents import Hit, Segment
 from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.knowledge_base.hits import HitDetails, hit_details
+from zhiku.knowledge_base.segments import StoredSegment
 
 routes = Routes("retrieval")
 
 
 def records(hits: Sequence[Hit]) -> list[dict[str, Any]]:
-    """Hits with their stored segments (one query per dataset hit), in rank order; each hit
-    counts once in its segment's ``hit_count``."""
-    kb = context().kb
-    by_dataset: dict[str, list[str]] = defaultdict(list)
-    for hit in hits:
-        by_dataset[hit.dataset_id].append(hit.segment_id)
-    stored = {}
-    for dataset_id, ids in by_dataset.items():
-        dataset = kb.dataset(dataset_id)
-        dataset.count_hits(ids)
-        stored.update(dataset.segment_editor().by_ids(ids))
-    names = {summary.id: summary.name for summary in context().catalog.datasets(list(by_dataset))}
-    return [
-        dify.record(hit, stored[hit.segment_id], names.get(hit.dataset_id, ""))
+    """Hits as segment records, in rank order, built from what the search read plus one query
+    for the rest (of every dataset hit at once); each hit counts once in its segment's
+    ``hit_count`` (written in the background, shown here with the counts not yet written)."""
+    ctx = context()
+    details = hit_details(ctx.kb.sessions, [hit.segment_id for hit in hits])
+    served = [
+        hit
         for hit in hits
-        if hit.segment_id in stored
+        if hit.segment_id in details and details[hit.segment_id].dataset_id == hit.dataset_id
     ]
+    ctx.hits.add(hit.segment_id for hit in served)
+    pending = ctx.hits.pending([hit.segment_id for hit in served])
+    return [record_of(hit, details[hit.segment_id], pending.get(hit.segment_id, 0)) for hit in served]
+
+
+def record_of(hit: Hit, details: HitDetails, pending_hits: int = 0) -> dict[str, Any]:
+    """One hit's record (Dify's shape) from the hit and the rest of its segment's row."""
+    segment = Segment(
+        id=hit.segment_id,
+        document_id=hit.document_id,
+        position=hit.position,
+        content=hit.content,
+        tokens=details.tokens,
+        hash=details.hash,
+        keywords=details.keywords,
+        answer=hit.answer,
+        enabled=details.enabled,
+        metadata=hit.metadata,
+    )
+    stored = StoredSegment(segment, details.created_at, details.hit_count + pending_hits)
+    return dify.record(hit, stored, details.dataset_name)
 
 
 @routes.route(

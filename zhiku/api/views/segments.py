@@ -6,7 +6,7 @@ from __future__ import annotations
 from flask import Response, jsonify
 
 from zhiku.api import dify
-from zhiku.api.context import visible_dataset
+from zhiku.api.context import context, visible_dataset
 from zhiku.api.responses import Result, SegmentList, SegmentOne, SegmentPage
 from zhiku.api.routing import Routes
 from zhiku.api.schemas import SegmentListQuery, SegmentsCreate, SegmentUpdate
@@ -28,6 +28,7 @@ SEGMENT = SEGMENTS + "/{segment_id}"
 )
 def list_segments(dataset_id: str, document_id: str, query: SegmentListQuery) -> Response:
     dataset = visible_dataset(dataset_id)
+    context().hits.flush()  # every hit counted so far, not only those already written
     stored, total = dataset.segment_editor().page(
         document_id,
         offset=offset(query),
@@ -63,12 +64,14 @@ def create_segments(dataset_id: str, document_id: str, body: SegmentsCreate) -> 
 @routes.route("GET", SEGMENT, summary="Get a segment", response=SegmentOne)
 def get_segment(dataset_id: str, document_id: str, segment_id: str) -> Response:
     dataset = visible_dataset(dataset_id)
+    context().hits.flush()
     stored = dataset.segment_editor().get(document_id, segment_id)
     return jsonify({"data": dify.segment(stored), "doc_form": dify.doc_form(dataset.process_rule.doc_form)})
 
 
 def _update(dataset_id: str, document_id: str, segment_id: str, body: SegmentUpdate) -> Response:
     dataset = visible_dataset(dataset_id)
+    context().hits.flush()
     change = body.segment
     stored = dataset.segment_editor().update(
         document_id,
