@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Iterator, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,6 +26,12 @@ from zhiku.core.errors import InvalidInput, NotFound
 
 KEY_PREFIX = "zk-"
 _SHOWN_PREFIX = 10
+#: Seconds a verified key is trusted without reading the database again: a key revoked by
+#: another process (``zhiku apikey revoke``) stops working within this time; one revoked through
+#: the same :class:`ApiKeys` stops at once.
+VERIFY_CACHE_SECONDS = 1.0
+#: Verified keys remembered at most (the oldest are forgotten first).
+_VERIFY_CACHE_SIZE = 1024
 
 
 @dataclass(frozen=True)
@@ -50,8 +58,19 @@ def _digest(secret: str) -> str:
 class ApiKeys:
     """Create, verify, list and revoke keys in the metadata database."""
 
-    def __init__(self, sessions: sessionmaker[Session]) -> None:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        *,
+        cache_seconds: float = VERIFY_CACHE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._sessions = sessions
+        self._cache_seconds = cache_seconds
+        self._clock = clock
+        # key hash -> (key, when verified): only valid keys, so a new key works at once
+        self._verified: dict[str, tuple[ApiKey, float]] = {}
+        self._lock = threading.Lock()
 
     def create(self, *, name: str = "", datasets: Sequence[str] | None = None) -> tuple[ApiKey, str]:
         """A new key and its secret; the secret is not stored and cannot be shown again."""
@@ -67,12 +86,25 @@ class ApiKeys:
         return ApiKey.of(row), secret
 
     def verify(self, secret: str) -> ApiKey | None:
-        """The key with this secret, unless unknown or revoked."""
+        """The key with this secret, unless unknown or revoked. A valid key is remembered for
+        ``cache_seconds`` (by its hash, never the secret), sparing every API call a query."""
+        digest = _digest(secret)
+        now = self._clock()
+        with self._lock:
+            cached = self._verified.get(digest)
+        if cached is not None and now - cached[1] < self._cache_seconds:
+            return cached[0]
         with self._sessions() as session:
-            row = session.scalar(select(ApiKeyRow).where(ApiKeyRow.key_hash == _digest(secret)))
-            if row is None or row.revoked_at is not None:
-                return None
-            return ApiKey.of(row)
+            row = session.scalar(select(ApiKeyRow).where(ApiKeyRow.key_hash == digest))
+            key = None if row is None or row.revoked_at is not None else ApiKey.of(row)
+        with self._lock:
+            if key is None:
+                self._verified.pop(digest, None)
+            elif self._cache_seconds > 0:
+                if len(self._verified) >= _VERIFY_CACHE_SIZE:
+                    self._verified.pop(next(iter(self._verified)))
+                self._verified[digest] = (key, now)
+        return key
 
     def active(self, key_id: str) -> ApiKey | None:
         """The key with this id, unless unknown or revoked (a console session checks it on each page)."""
@@ -116,7 +148,10 @@ class ApiKeys:
                 raise NotFound(f"no API key {id_or_prefix!r}")
             if row.revoked_at is None:
                 row.revoked_at = utcnow()
-            return ApiKey.of(row)
+            revoked = ApiKey.of(row)
+        with self._lock:
+            self._verified = {d: entry for d, entry in self._verified.items() if entry[0].id != revoked.id}
+        return revoked
 
 
 @contextmanager
