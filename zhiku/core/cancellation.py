@@ -42,8 +42,12 @@ class CancelToken:
         deadline: float | None = None,
         should_stop: Callable[[], str | None] | None = None,
         poll_seconds: float = POLL_SECONDS,
+        parent: CancelToken | None = None,
     ) -> None:
         self.deadline = deadline
+        #: an enclosing token (a worker's, cancelled when the server stops): cancelling it stops
+        #: this work too, while this token's own reasons (a pause) stay this work's
+        self.parent = parent
         #: an inner deadline for one part of the work (parsing), see :func:`time_budget`
         self.budget_deadline: float | None = None
         self.stage = "start"
@@ -55,10 +59,14 @@ class CancelToken:
 
     @classmethod
     def with_time_limit(
-        cls, seconds: float | None, should_stop: Callable[[], str | None] | None = None
+        cls,
+        seconds: float | None,
+        should_stop: Callable[[], str | None] | None = None,
+        *,
+        parent: CancelToken | None = None,
     ) -> CancelToken:
         deadline = time.monotonic() + seconds if seconds else None
-        return cls(deadline=deadline, should_stop=should_stop)
+        return cls(deadline=deadline, should_stop=should_stop, parent=parent)
 
     def cancel(self, reason: str) -> None:
         """Stop the work at its next checkpoint (from any thread)."""
@@ -67,12 +75,16 @@ class CancelToken:
 
     @property
     def reason(self) -> str | None:
-        return self._reason
+        """Why this work was cancelled: its own reason, else its parent's (None: it goes on)."""
+        if self._reason is not None:
+            return self._reason
+        return self.parent.reason if self.parent is not None else None
 
     def check(self) -> None:
         """Raise if the work should stop; cheap enough for a loop over paragraphs."""
-        if self._reason is not None:
-            raise Cancelled(self._reason)
+        reason = self.reason
+        if reason is not None:
+            raise Cancelled(reason)
         now = time.monotonic()
         if self.deadline is not None and now > self.deadline:
             raise TimeLimitExceeded(f"time limit at {self.stage}")

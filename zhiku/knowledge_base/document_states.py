@@ -10,6 +10,7 @@ not hold: asking for one is a bug and raises :class:`IllegalTransition` before a
 from __future__ import annotations
 
 from collections.abc import Collection
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, exists, select, update
@@ -17,7 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
 from zhiku.core.db.models import DocumentRow, SegmentRow, utcnow
-from zhiku.core.document_status import UNSERVED, DocumentStatus, sources
+from zhiku.core.document_status import IN_PROGRESS, UNSERVED, DocumentStatus, sources
 
 S = DocumentStatus
 
@@ -101,13 +102,42 @@ class DocumentStates:
             )
             return set(found)
 
-    def stop_reason(self, document_id: str) -> str | None:
-        """Why a run of this document must stop (paused, deleted), or None to go on."""
-        status = self.status(document_id)
-        if status is None:
+    def _run_row(self, document_id: str) -> tuple[str, datetime | None] | None:
+        """The document's status and when its current run claimed it; None when it is gone."""
+        with self._sessions() as session:
+            row = session.execute(
+                select(DocumentRow.status, DocumentRow.parsing_started_at).where(
+                    DocumentRow.id == document_id
+                )
+            ).first()
+        return None if row is None else (row[0], row[1])
+
+    def run_started(self, document_id: str) -> datetime | None:
+        """When the run now indexing this document claimed it (its ``parsing_started_at``);
+        None when no run holds it (waiting, paused, finished or gone)."""
+        found = self._run_row(document_id)
+        if found is None or found[0] not in {str(s) for s in IN_PROGRESS}:
+            return None
+        return found[1]
+
+    def stop_reason(self, document_id: str, run_started: datetime | None = None) -> str | None:
+        """Why a run of this document must stop (paused, deleted), or None to go on.
+
+        A run that claimed the document at ``run_started`` also stops when the document is no
+        longer its own: paused and resumed before the run looked (``waiting`` again, for a new
+        run), or claimed by another run since — else it would index a document that reads
+        ``waiting``, or two runs would index one document."""
+        found = self._run_row(document_id)
+        if found is None:
             return f"document {document_id} was deleted"
+        status, started = found
         if status == S.PAUSED:
             return f"document {document_id} was paused"
+        if run_started is not None:
+            if status == S.WAITING:
+                return f"document {document_id} was paused and queued again; a new run indexes it"
+            if status in IN_PROGRESS and started != run_started:
+                return f"document {document_id} was claimed by another run"
         return None
 
     def fail(

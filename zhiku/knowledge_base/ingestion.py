@@ -16,16 +16,18 @@ import functools
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
-from zhiku.core.cancellation import CancelToken, cancellable
+from zhiku.core.cancellation import CancelToken, cancellable, current_token
 from zhiku.core.db.models import DocumentRow
-from zhiku.core.document_status import DocumentStatus
+from zhiku.core.document_status import IN_PROGRESS, DocumentStatus, sources
 from zhiku.core.documents import Chunk
 from zhiku.core.errors import Cancelled, InvalidInput, TimeLimitExceeded, ZhikuError
 from zhiku.extractors.budget import ParseBudget, parse_budget
 from zhiku.knowledge_base.context import DatasetContext
 from zhiku.knowledge_base.dataset_index import DatasetIndex, DocumentVersion, points_of_segment
+from zhiku.knowledge_base.document_states import DocumentStates
 from zhiku.knowledge_base.pipeline import Pipeline
 
 S = DocumentStatus
@@ -74,6 +76,21 @@ class Source:
         except OSError:
             return None
         return digest.hexdigest()
+
+
+class _Run:
+    """One run of one document: when it claimed the document, so that it stops once the
+    document is no longer its own (paused and resumed, or claimed by another run)."""
+
+    def __init__(self, states: DocumentStates, document_id: str) -> None:
+        self._states = states
+        self.document_id = document_id
+        #: a worker's claim already moved the document to ``parsing``; a direct ingest claims it
+        #: at its first stage
+        self.started: datetime | None = states.run_started(document_id)
+
+    def stop_reason(self) -> str | None:
+        return self._states.stop_reason(self.document_id, self.started)
 
 
 def new_document(
@@ -153,9 +170,10 @@ class Ingestion:
 
     def _prepare(self, source: Source, document_id: str) -> DocumentVersion | None:
         """Extract, clean, split, transform and embed one document under its cancel token."""
+        run = _Run(self._states, document_id)
+        # under the caller's token, if any: a worker's, cancelled when the server stops
         token = CancelToken.with_time_limit(
-            self._context.settings.document_time_limit,
-            should_stop=functools.partial(self._states.stop_reason, document_id),
+            self._context.settings.document_time_limit, should_stop=run.stop_reason, parent=current_token()
         )
         settings = self._context.settings
         budget = ParseBudget(
@@ -170,13 +188,13 @@ class Ingestion:
                 chunks = self._pipeline.chunks(
                     source.content,
                     source.name,
-                    on_stage=functools.partial(self._enter, token, document_id),
+                    on_stage=functools.partial(self._enter, token, run),
                     timings=self._timings,
                 )
                 if not chunks:
                     raise InvalidInput(f"{source.name}: no text left after extraction and cleaning")
                 self._check_segments(source, len(chunks))
-                self._enter(token, document_id, S.INDEXING)
+                self._enter(token, run, S.INDEXING)
                 version = self._version(document_id, chunks, embed=True)
                 return dataclasses.replace(version, file_hash=source.digest) if version else None
             except TimeLimitExceeded as exc:
@@ -190,13 +208,24 @@ class Ingestion:
                 self._states.fail(document_id, f"{source.name}: {type(exc).__name__}: {exc}")
         return None
 
-    def _enter(self, token: CancelToken, document_id: str, stage: str) -> None:
+    def _enter(self, token: CancelToken, run: _Run, stage: str) -> None:
         """Move the document to ``stage``; stop the run if it was paused or deleted meanwhile.
-        A document a worker claimed is already ``parsing``."""
+        A document a worker claimed is already ``parsing``. Once the run holds the document,
+        a stage is entered only from another stage: a document paused and resumed (``waiting``
+        again) belongs to the next run, not to this one."""
         token.stage = stage
         status = S(stage)
-        if not self._states.move(document_id, status) and self._states.status(document_id) != status:
-            raise Cancelled(self._states.stop_reason(document_id) or f"document {document_id} moved")
+        document_id = run.document_id
+        only_from = sources(status) & IN_PROGRESS if run.started is not None else None
+        moved = self._states.move(document_id, status, only_from=only_from)
+        if moved and run.started is None:
+            run.started = self._states.run_started(document_id)
+        if not moved and self._states.status(document_id) != status:
+            raise Cancelled(run.stop_reason() or f"document {document_id} moved")
+        reason = run.stop_reason()
+        if reason is not None:
+            token.cancel(reason)
+            raise Cancelled(reason)
 
     def _check_size(self, source: Source) -> None:
         """Refuse a file over ``upload_max_mb`` before reading it: a 50 MB text file is some
@@ -272,6 +301,10 @@ class Ingestion:
             return
         try:
             self._index.write_documents(pending, self._timings, self._on_embedded)
+        except Cancelled:
+            # the worker was stopped (the server is stopping): nothing was written, the
+            # documents stay in progress and are queued again
+            return
         except Exception as exc:  # noqa: BLE001 - a store or model failure must mark, not lose, the documents
             reason = str(exc) if isinstance(exc, ZhikuError) else f"{type(exc).__name__}: {exc}"
             for version in pending:

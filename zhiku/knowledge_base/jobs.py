@@ -9,8 +9,12 @@ and is shared by every thread and process on the same database:
   PostgreSQL the second UPDATE waits for the first one's row lock, then re-checks ``status``
   and changes nothing. The lock lasts one statement, so ``SKIP LOCKED`` would gain nothing;
 - ``pause`` moves a document that is ``waiting`` or in any stage to ``paused`` the same way; a
-  running worker sees it at its next checkpoint (within about a second, embedding included) and
-  stops, its finished embedding batches cached; ``resume`` puts it back to ``waiting``;
+  running worker sees it at its next checkpoint (an in-process one is told at once, another
+  process looks within about a second, embedding included) and stops, its finished embedding
+  batches cached; ``resume`` puts it back to ``waiting``. A run that claimed the document never
+  takes it back from ``waiting``: paused and resumed, it belongs to the next claim, so it never
+  reads ``waiting`` while an old run indexes it;
+- a running document whose worker stops with the server is queued again (``waiting``) at once;
 - a document caught in a stage by a crash goes back to ``waiting`` when the knowledge base is
   opened again, if its upload is still stored (see ``KnowledgeBase._recover_interrupted``);
 - a Celery worker claims one named document (:meth:`IndexingQueue.claim_document`) with a lease
@@ -121,6 +125,13 @@ class IndexingQueue:
         self._states = DocumentStates(sessions)
         self.uploads = uploads
         self._dispatch = dispatch
+        #: told the id of each document paused, after the commit: the in-process workers stop
+        #: its run at once, not at their next look at the database
+        self._pause_listeners: list[Callable[[str], None]] = []
+
+    def on_pause(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(document_id)`` after each pause is committed."""
+        self._pause_listeners.append(listener)
 
     def source(self, job: Job) -> Source:
         """What the ingest reads for a claimed document: its stored upload."""
@@ -364,6 +375,12 @@ class IndexingQueue:
             .values(lease_owner=owner, lease_until=until)
         )
 
+    def interrupted(self, document_id: str) -> bool:
+        """Queue again (``waiting``) a document whose run was stopped with its worker (the server
+        is stopping): the next worker, here after a restart or in another process, runs it.
+        False when it is no longer running (finished, paused, deleted)."""
+        return self._states.move(document_id, S.WAITING, only_from=IN_PROGRESS)
+
     def fail(self, document_id: str, reason: str) -> None:
         """End a claimed document's run as failed (a failure outside the ingest's own handling)."""
         self._states.fail(document_id, reason)
@@ -380,6 +397,8 @@ class IndexingQueue:
                     "only waiting or running documents can be paused"
                 )
             self._job(session, row).paused_at = utcnow()
+        for listener in self._pause_listeners:
+            listener(document_id)
 
     def resume(self, dataset_id: str, document_id: str) -> None:
         """Queue a paused document again; it is indexed from the start."""

@@ -4,15 +4,22 @@ Threads, not processes: the embedded stores admit one process, and the
 embedding models release the GIL while they compute. Each thread claims a document from the
 database (:meth:`IndexingQueue.claim`), runs extract → clean → split → index through the facade,
 and goes back for the next; it sleeps until woken by a new upload or a short poll interval.
+
+Each run is cancellable from here: a pause stops the paused document's run at its next
+checkpoint, and :meth:`IndexingWorkers.stop` (the server stopping) cancels every run, so the
+threads end within about a second and their documents are queued again for the next start.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from zhiku.core.errors import ZhikuError
+from zhiku.core.cancellation import CancelToken, cancellable
+from zhiku.core.errors import Cancelled, ZhikuError
 from zhiku.knowledge_base.jobs import IndexingQueue, Job
 from zhiku.knowledge_base.pipeline import PipelineSpec
 
@@ -20,6 +27,9 @@ if TYPE_CHECKING:
     from zhiku.knowledge_base.knowledge_base import KnowledgeBase
 
 log = logging.getLogger(__name__)
+
+#: Why a run was cancelled by :meth:`IndexingWorkers.stop`.
+STOPPING = "the indexing workers are stopping; the document is queued again"
 
 
 class IndexingWorkers:
@@ -37,7 +47,10 @@ class IndexingWorkers:
         self._wake = threading.Condition()
         self._lock = threading.Lock()
         self._running: set[str] = set()
+        #: the cancel token of each running document's run
+        self._tokens: dict[str, CancelToken] = {}
         self._progress: dict[str, tuple[int, int]] = {}
+        queue.on_pause(self.cancel)
 
     def start(self) -> None:
         for number in range(self._count):
@@ -51,15 +64,27 @@ class IndexingWorkers:
             self._wake.notify_all()
 
     def stop(self, timeout: float = 10.0) -> bool:
-        """Stop claiming; wait up to ``timeout`` seconds for running documents. True if all ended.
-
-        A document still running when the process exits is queued again at the next start.
-        """
+        """Stop claiming and cancel the running documents' runs (they stop at their next
+        checkpoint and are queued again); wait up to ``timeout`` seconds in all for the threads.
+        True if all ended. A document still running when the process exits anyway (a step
+        without checkpoints) is queued again at the next start."""
         self._stopping.set()
+        with self._lock:
+            tokens = list(self._tokens.values())
+        for token in tokens:
+            token.cancel(STOPPING)
         self.wake()
+        deadline = time.monotonic() + timeout
         for thread in self._threads:
-            thread.join(timeout)
+            thread.join(max(0.0, deadline - time.monotonic()))
         return not any(thread.is_alive() for thread in self._threads)
+
+    def cancel(self, document_id: str, reason: str = "paused") -> None:
+        """Stop this document's run, if one runs here, at its next checkpoint."""
+        with self._lock:
+            token = self._tokens.get(document_id)
+        if token is not None:
+            token.cancel(f"document {document_id} was {reason}")
 
     def progress(self, document_id: str) -> tuple[int, int] | None:
         """``(segments embedded, segments in all)`` of a document being written, else None."""
@@ -78,6 +103,7 @@ class IndexingWorkers:
             finally:
                 with self._lock:
                     self._running.discard(job.document_id)
+                    self._tokens.pop(job.document_id, None)
                     self._progress.pop(job.document_id, None)
 
     def _claim(self) -> Job | None:
@@ -89,6 +115,10 @@ class IndexingWorkers:
                 return None
             if job is not None:
                 self._running.add(job.document_id)
+                token = CancelToken()
+                if self._stopping.is_set():  # claimed while stop() was cancelling the others
+                    token.cancel(STOPPING)
+                self._tokens[job.document_id] = token
             return job
 
     def _index(self, job: Job) -> None:
@@ -96,6 +126,16 @@ class IndexingWorkers:
             with self._lock:
                 self._progress[job.document_id] = (done, total)
 
+        with self._lock:
+            token = self._tokens[job.document_id]
+        try:
+            with cancellable(token):
+                self._run_job(job, on_embedded)
+        finally:
+            if token.reason == STOPPING and self._queue.interrupted(job.document_id):
+                log.info("indexing of %s stopped with the workers; queued again", job.document_id)
+
+    def _run_job(self, job: Job, on_embedded: Callable[[int, int], None]) -> None:
         try:
             dataset = self._kb.dataset(job.dataset_id)
             pipeline = (
@@ -109,6 +149,8 @@ class IndexingWorkers:
                 job.document_id, pipeline=pipeline, on_embedded=on_embedded, source=self._queue.source(job)
             )
             log.info("indexed %s (%s): %s", info.name, info.id, info.status)
+        except Cancelled:
+            pass  # paused, deleted, or the workers are stopping (``_index`` queues it again)
         except ZhikuError as exc:
             self._queue.fail(job.document_id, str(exc))
         except Exception as exc:  # noqa: BLE001 - one document's failure must not end the worker

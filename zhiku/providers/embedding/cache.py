@@ -14,9 +14,11 @@ from zhiku.core.documents import content_hash
 from zhiku.providers.embedding.base import EmbeddingModel, ProgressCallback
 
 QUERY_CACHE_SIZE = 1024
-#: Texts embedded (and cached) per step of :meth:`CachedEmbedding.embed_documents`: a few of the
-#: models' own batches, so each step takes seconds at most on the slowest offline model.
-CACHE_BATCH = 64
+#: Texts embedded (and cached) per step of :meth:`CachedEmbedding.embed_documents`. A pause or
+#: a stop takes effect between steps, so a step must be short: at 64 texts a pause of a document
+#: on the slowest offline model on two cores took effect tens of seconds late; one cache write
+#: per 16 texts is cheap beside their embedding.
+CACHE_BATCH = 16
 
 
 class EmbeddingCache(Protocol):
