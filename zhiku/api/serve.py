@@ -1,8 +1,8 @@
 """``zhiku serve``: the API app under waitress, a production WSGI server (threads, no debug mode).
 
 One process: the embedded stores admit one. SIGINT and SIGTERM stop it
-cleanly: requests end, the indexing workers get some seconds to finish their documents, and any
-document still running is queued again at the next start.
+cleanly: requests end, the indexing workers' runs are cancelled (each stops at its next
+checkpoint, within about a second) and their documents are queued again for the next start.
 """
 
 from __future__ import annotations
