@@ -43,9 +43,12 @@ Outcome = Literal["skipped", "handed_over", "indexed", "failed", "lost"]
 class WorkerRuntime:
     """One worker process's knowledge base, claims and heartbeat; ``index`` runs one task."""
 
-    def __init__(self, settings: Settings, sender: TaskSender) -> None:
+    def __init__(self, settings: Settings, sender: TaskSender, node: str | None = None) -> None:
+        """``node`` is the Celery worker's name (``celery@host``): it leads the lease owner, so
+        ``zhiku status`` counts a worker busy with a document (a solo worker answers no ping
+        until its task ends) as alive by the leases its heartbeat renews."""
         self.settings = settings
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.owner = f"{node or socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._kb = KnowledgeBase(settings, worker=True)
         self.queue = IndexingQueue(self._kb.sessions, open_uploads(settings, self._kb.sessions), sender)
         self._prepared = PreparedVersions(self._kb.sessions)
@@ -137,8 +140,10 @@ class WorkerRuntime:
 
 def run_worker(settings: Settings, *, concurrency: int = 1, name: str | None = None) -> None:
     """Run a Celery worker until it is stopped (SIGTERM: warm shutdown, the running task ends)."""
+    from celery.utils.nodenames import default_nodename, host_format
+
     app = celery_app(settings)
-    runtime = WorkerRuntime(settings, TaskSender(app))
+    runtime = WorkerRuntime(settings, TaskSender(app), host_format(default_nodename(name)))
 
     @app.task(name=TASK, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
     def index_document(document_id: str) -> str:

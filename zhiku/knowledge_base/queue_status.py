@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from zhiku.core.db.models import DocumentJobRow, DocumentRow, PreparedVersionRow
+from zhiku.core.db.models import DocumentJobRow, DocumentRow, PreparedVersionRow, utcnow
 from zhiku.core.document_status import IN_PROGRESS
 from zhiku.knowledge_base.knowledge_base import KnowledgeBase
 
@@ -19,7 +19,8 @@ class QueueStatus:
     documents: dict[str, int]
     #: tasks waiting in the broker (Celery), None with the in-process threads or no broker answer
     queue_depth: int | None = None
-    #: Celery workers that answered a ping; None with the in-process threads
+    #: Celery workers that answered a ping or whose heartbeat holds a live lease on a running
+    #: document (a solo worker busy with one answers no ping); None with the in-process threads
     workers_alive: list[str] | None = None
     #: running documents per worker holding a lease on them
     running: dict[str, int] = field(default_factory=dict)
@@ -64,6 +65,20 @@ def queue_status(kb: KnowledgeBase, *, ping_timeout: float = 1.0) -> QueueStatus
             )
         }
         prepared = int(session.scalar(select(func.count()).select_from(PreparedVersionRow)) or 0)
+        # a lease is renewed by its worker's heartbeat thread, busy or not: one not yet run out
+        # says its worker is alive even when the worker is too busy to answer a ping
+        leasing = set(
+            session.scalars(
+                select(DocumentJobRow.lease_owner)
+                .join(DocumentRow, DocumentRow.id == DocumentJobRow.document_id)
+                .where(
+                    DocumentJobRow.lease_owner.is_not(None),
+                    DocumentJobRow.lease_until > utcnow(),
+                    DocumentRow.status.in_([str(s) for s in IN_PROGRESS]),
+                )
+                .distinct()
+            )
+        )
     settings = kb.settings
     if settings.task_queue != "celery":
         return QueueStatus("threads", documents, running=running, prepared_waiting=prepared)
@@ -72,9 +87,14 @@ def queue_status(kb: KnowledgeBase, *, ping_timeout: float = 1.0) -> QueueStatus
     app = celery_app(settings)
     try:
         depth = queue_depth(app)
-        alive = workers_alive(app, ping_timeout)
+        alive = sorted(set(workers_alive(app, ping_timeout)) | {owner_node(o) for o in leasing if o})
     except Exception as exc:  # noqa: BLE001 - an unreachable broker is part of the answer
         return QueueStatus(
             "celery", documents, running=running, prepared_waiting=prepared, broker_error=str(exc)
         )
     return QueueStatus("celery", documents, depth, alive, running, prepared)
+
+
+def owner_node(owner: str) -> str:
+    """The worker's name in a lease owner ``<node>:<pid>:<random>`` (see ``WorkerRuntime``)."""
+    return owner.rsplit(":", 2)[0]
