@@ -1,6 +1,8 @@
 """Retrieve calls against ``zhiku serve`` by concurrent clients, against the same search called
 in process: the ratio is what the API adds (HTTP on loopback, waitress, Flask, the key check, the
-segment records of the answer and its JSON).
+segment records of the answer and its JSON). A profile splits one call into those stages: each
+stage the retrieve view runs, timed in process on the same data (medians); what the HTTP median
+at one client leaves over is the server's (HTTP, waitress, Flask's request and response).
 
     python benchmarks/api_load.py                                   # 10,000 segments, 1/4/8 clients
     python benchmarks/api_load.py --segments 2000 --clients 1 4 --requests 200 --json api.json
@@ -25,13 +27,22 @@ from typing import Any
 
 import httpx
 import numpy as np
+from flask import g
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmark this checkout
 
+from zhiku.api.app import create_app  # noqa: E402
+from zhiku.api.auth import authenticate  # noqa: E402
+from zhiku.api.context import EXTENSION, ApiContext, visible_dataset  # noqa: E402
+from zhiku.api.dify_retrieval import parse_retrieval  # noqa: E402
 from zhiku.api.local_server import LocalServer  # noqa: E402
+from zhiku.api.routing import _json_body, _validate  # noqa: E402
+from zhiku.api.schemas import RetrieveBody  # noqa: E402
+from zhiku.api.views.retrieval import record_of  # noqa: E402
 from zhiku.benchmarking.corpus import build_corpus, write_corpus  # noqa: E402
 from zhiku.benchmarking.ingest import PARAGRAPH_RULE  # noqa: E402
 from zhiku.knowledge_base import KnowledgeBase  # noqa: E402
+from zhiku.knowledge_base.hits import hit_details  # noqa: E402
 
 #: Vectors of :class:`~zhiku.benchmarking.synthetic.SyntheticEmbedding` by default, so that 10k
 #: segments index in a minute; ``--embedding-model use`` embeds with a real (slower) model.
@@ -40,7 +51,14 @@ EMBEDDING_MODEL = "synthetic"
 PLUGINS = "zhiku.benchmarking"
 DATASET = "load"
 TOP_K = 10
+#: No relevance threshold: synthetic vectors are not calibrated relevance, and every call should
+#: answer ``TOP_K`` records (the records and their JSON are what is measured).
+RETRIEVAL_MODEL = {"top_k": TOP_K, "score_threshold_enabled": False}
 WARMUP_REQUESTS = 20
+#: Calls timed per stage in the profile.
+PROFILE_CALLS = 200
+#: The profile's stages, in the order the retrieve view runs them.
+STAGES = ("key_check", "body_parse", "search", "records", "hit_counts", "json")
 Log = Callable[[str], None]
 
 
@@ -122,7 +140,7 @@ def _over_http(
     sessions = [
         httpx.Client(base_url=server.url, headers=server.headers, timeout=120) for _ in range(max(clients))
     ]
-    body = {"retrieval_model": {"top_k": TOP_K}}
+    body = {"retrieval_model": RETRIEVAL_MODEL}
 
     def call(client: int, query: str) -> None:
         response = sessions[client].post(f"/datasets/{dataset}/retrieve", json={"query": query, **body})
@@ -144,10 +162,63 @@ def _in_process(
         dataset = kb.dataset(DATASET)
 
         def call(_client: int, query: str) -> None:
-            dataset.search(query, top_k=TOP_K)
+            dataset.search(query, top_k=TOP_K, score_threshold=None)
 
         _load(call, queries, 1, WARMUP_REQUESTS)
         return {count: _load(call, queries, count, requests) for count in clients}
+
+
+def _profile(kb: KnowledgeBase, queries: Sequence[str], calls: int = PROFILE_CALLS) -> dict[str, Any]:
+    """Median ms of each stage of one retrieve call, run as the view runs it inside a request
+    (the app over ``kb``, a real key); ``count_hits_sync_ms`` is the committed ``UPDATE`` a call
+    made before hit counts were batched, for comparison."""
+    app = create_app(kb.settings, kb, workers=False)
+    ctx: ApiContext = app.extensions[EXTENSION]
+    _, secret = ctx.keys.create(name="profile")
+    dataset_id = kb.dataset(DATASET).id
+    path = f"/v1/datasets/{dataset_id}/retrieve"
+    seconds: dict[str, list[float]] = {stage: [] for stage in STAGES}
+    sync: list[float] = []
+    try:
+        for n in range(WARMUP_REQUESTS + calls):
+            body = {"query": queries[n % len(queries)], "retrieval_model": RETRIEVAL_MODEL}
+            marks = [time.perf_counter()]
+            with app.test_request_context(
+                path, method="POST", json=body, headers={"Authorization": f"Bearer {secret}"}
+            ):
+                g.zhiku_principal = authenticate(ctx.keys, None)
+                marks.append(time.perf_counter())
+                parsed = _validate(RetrieveBody, _json_body())
+                assert isinstance(parsed, RetrieveBody)
+                marks.append(time.perf_counter())
+                dataset = visible_dataset(dataset_id)
+                hits = dataset.search_with(
+                    parsed.query, parse_retrieval(parsed.retrieval_model or {}, dataset.retrieval)
+                )
+                marks.append(time.perf_counter())
+                details = hit_details(kb.sessions, [hit.segment_id for hit in hits])
+                built = [record_of(hit, details[hit.segment_id]) for hit in hits if hit.segment_id in details]
+                marks.append(time.perf_counter())
+                ctx.hits.add(hit.segment_id for hit in hits)
+                ctx.hits.pending([hit.segment_id for hit in hits])
+                marks.append(time.perf_counter())
+                app.json.response({"query": {"content": parsed.query}, "records": built}).get_data()
+                marks.append(time.perf_counter())
+                started = time.perf_counter()
+                dataset.count_hits([hit.segment_id for hit in hits])
+                ended = time.perf_counter()
+            if n >= WARMUP_REQUESTS:
+                for stage, begin, end in zip(STAGES, marks[:-1], marks[1:], strict=True):
+                    seconds[stage].append(end - begin)
+                sync.append(ended - started)
+    finally:
+        ctx.close()
+    median = {stage: round(float(np.median(values)) * 1000.0, 3) for stage, values in seconds.items()}
+    return {
+        "stages_ms": median,
+        "count_hits_sync_ms": round(float(np.median(sync)) * 1000.0, 3),
+        "records_per_call": len(built),
+    }
 
 
 def run_api_load(
@@ -187,6 +258,14 @@ def run_api_load(
             )
         say("timing the same search in process ...")
         local = _in_process(work / "home", embedding_model, corpus.queries, clients, requests)
+        say("profiling one retrieve call ...")
+        with KnowledgeBase.open(work / "home", embedding_model=embedding_model) as kb:
+            profile = _profile(kb, corpus.queries)
+        first = http[clients[0]]["p50"]
+        profile["http_p50_ms"] = first
+        profile["clients"] = clients[0]
+        profile["server_ms"] = round(first - sum(profile["stages_ms"].values()), 3)
+        result["profile"] = profile
         result["machine"]["load_avg_1m_end"] = round(os.getloadavg()[0], 2)
         result["clients"] = {
             str(count): {
@@ -200,6 +279,31 @@ def run_api_load(
             for count in clients
         }
     return result
+
+
+_STAGE_NAMES = {
+    "key_check": "key check",
+    "body_parse": "body parse (JSON, validation)",
+    "search": "search (dataset, config, search_with)",
+    "records": "building records",
+    "hit_counts": "hit counts (queued)",
+    "json": "JSON",
+}
+
+
+def format_profile(profile: dict[str, Any]) -> list[str]:
+    total = profile["http_p50_ms"]
+    lines = [
+        f"  profile of one retrieve call (medians, ms; HTTP p50 at {profile['clients']} client = {total:.2f})"
+    ]
+    rows = [
+        *((_STAGE_NAMES[s], v) for s, v in profile["stages_ms"].items()),
+        ("the rest = server", profile["server_ms"]),
+    ]
+    for name, ms in rows:
+        lines.append(f"    {name:40} {ms:>7.3f}  {100.0 * ms / total:>5.1f} %")
+    lines.append(f"    {'(hit counts as a synchronous UPDATE)':40} {profile['count_hits_sync_ms']:>7.3f}")
+    return lines
 
 
 def format_api_load(result: dict[str, Any]) -> list[str]:
@@ -224,6 +328,8 @@ def format_api_load(result: dict[str, Any]) -> list[str]:
             f"  {count:>7} {'ratio':10} HTTP p50 / in-process p50 = {row['http_over_in_process_p50']:.2f}, "
             f"in-process req/s / HTTP req/s = {row['in_process_over_http_throughput']:.2f}"
         )
+    if "profile" in result:
+        lines.extend(format_profile(result["profile"]))
     return lines
 
 
