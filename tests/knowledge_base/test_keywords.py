@@ -75,3 +75,35 @@ def test_a_search_follows_an_edited_user_dictionary(kb: KnowledgeBase, tmp_path:
     _keyword_hits(ds, "采茶节")
     assert index.keywords.tokenizer is not before
     assert "采茶节" in index.keywords.tokenizer.tokenize("举办采茶节")
+
+
+def _full_text(ds: Dataset, query: str) -> list[tuple[str, float]]:
+    hits = ds.search(query, search_method="full_text_search", top_k=5)
+    return [(hit.content, round(hit.scores["full_text"], 6)) for hit in hits]
+
+
+def test_rebuild_retokenizes_the_full_text_records(kb: KnowledgeBase, tmp_path: Path) -> None:
+    """After the rebuild, BM25 holds the new dictionary's words: a search for one scores as in a
+    dataset built with that dictionary, in this process and in one opened afterwards."""
+    texts = ("青山茶园每年举办采茶节。", "山下小镇只有茶叶市场。")
+    old, new = tmp_path / "old.txt", tmp_path / "new.txt"
+    old.write_text("青山茶园 10\n", encoding="utf-8")
+    new.write_text("青山茶园 10\n采茶节 10\n", encoding="utf-8")
+    fresh = kb.create_dataset("fresh", user_dict=new, retrieval=KEEP_ALL)
+    _add(fresh, *texts)
+    expected = _full_text(fresh, "采茶节")
+    assert expected and expected[0][0] == texts[0]
+
+    words = tmp_path / "words.txt"
+    words.write_text(old.read_text(encoding="utf-8"), encoding="utf-8")
+    ds = kb.create_dataset("garden", user_dict=words, retrieval=KEEP_ALL)
+    _add(ds, *texts)
+    words.write_text(new.read_text(encoding="utf-8"), encoding="utf-8")
+    ds.rebuild_keywords()
+    assert _full_text(ds, "采茶节") == expected
+    assert [content for content, _ in _full_text(ds, "采茶节")] == _keyword_hits(ds, "采茶节")
+
+    home = kb.settings.home
+    kb.close()
+    with KnowledgeBase.open(home, embedding_model="use") as reopened:
+        assert _full_text(reopened.dataset("garden"), "采茶节") == expected

@@ -306,9 +306,10 @@ def dataset_delete(ctx: click.Context, name: str, yes: bool) -> None:
 @click.argument("name")
 @click.pass_context
 def dataset_rebuild_keywords(ctx: click.Context, name: str) -> None:
-    """Rebuild NAME's keyword postings (after its jieba user dictionary or the extraction
-    changed). One transaction per batch: Ctrl-C stops after the batch being written."""
+    """Rebuild NAME's keyword postings and full-text (BM25) records (after its jieba user
+    dictionary or the extraction changed). One transaction per batch: Ctrl-C stops after the
+    batch being written."""
     with open_knowledge_base(ctx) as kb:
         ds = kb.dataset(name)
         done = ds.rebuild_keywords(on_progress=lambda n: click.echo(f"\r{n} points", nl=False, err=True))
-        click.echo(f"\nrebuilt the keyword postings of {done} points of {name}")
+        click.echo(f"\nrebuilt the keyword postings of {done} points of {name}, and its full-text records")

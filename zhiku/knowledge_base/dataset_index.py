@@ -251,6 +251,7 @@ class _FullTextChannel:
     def search(
         self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
     ) -> list[tuple[str, float]]:
+        self._index.follow_user_dict()
         terms = self._index.tokenizer.terms(query)
         return self._index.fulltext.search(terms, limit, scope, summaries=summaries)
 
@@ -490,19 +491,34 @@ class DatasetIndex:
                     for i, s in enumerate(part)
                 ]
             )
-            self.fulltext.upsert(
-                [
-                    TextRecord(
-                        id=s.id,
-                        tokens=self.tokenizer.terms(s.content, token_lists[start + i]),
-                        document_id=s.document_id,
-                        enabled=s.enabled,
-                        summary=s.summary,
-                        section=s.section,
-                    )
-                    for i, s in enumerate(part)
-                ]
+            self.fulltext.upsert(self._text_records(part, token_lists[start : start + len(part)]))
+
+    def _text_records(
+        self, points: Sequence[_Point], token_lists: Sequence[Sequence[str]]
+    ) -> list[TextRecord]:
+        """What the full-text store holds of these points, tokenized by the dataset's tokenizer."""
+        return [
+            TextRecord(
+                id=p.id,
+                tokens=self.tokenizer.terms(p.content, tokens),
+                document_id=p.document_id,
+                enabled=p.enabled,
+                summary=p.summary,
+                section=p.section,
             )
+            for p, tokens in zip(points, token_lists, strict=True)
+        ]
+
+    def retokenize_fulltext(self, segment_ids: Sequence[str]) -> int:
+        """Write the full-text records of these segments' points again from their rows, with the
+        dataset's tokenizer as it is now (after a user-dictionary change; the vectors stay).
+        Call under the write lock. Returns how many records were written."""
+        points = self._current_points(segment_ids)
+        if points:
+            token_lists = [self.tokenizer.tokenize(p.content) for p in points]
+            self.fulltext.upsert(self._text_records(points, token_lists))
+            self.fulltext.flush()
+        return len(points)
 
     def _commit_version(
         self, session: Session, version: DocumentVersion, postings: dict[str, list[tuple[str, float]]]
@@ -919,13 +935,15 @@ class DatasetIndex:
             yield
 
     def reload_keyword_tokenizer(self) -> None:
-        """Re-read the dataset's jieba user dictionary for the keyword channel (its postings are
-        rebuilt after: :meth:`rebuild_keywords`). BM25 keeps the tokenizer its index was built
-        with, so its query tokens still match until the documents are re-indexed."""
+        """Re-read the dataset's jieba user dictionary for the keyword and full-text channels
+        (their postings and records are rebuilt after: :meth:`rebuild_keywords`). A process
+        opened later reads the new dictionary anyway, so its BM25 queries are tokenized with it:
+        the records must be too, or the two disagree."""
         self._user_dict_mtime = _mtime(self.tokenizer.user_dict)
         tokenizer = Tokenizer.from_settings(self.tokenizer.settings())
         self.keyword_extractor = KeywordExtractor(tokenizer, top_n=self.keyword_extractor.top_n)
         self.keywords.tokenizer = self.child_keywords.tokenizer = tokenizer
+        self.tokenizer = tokenizer
 
     def follow_user_dict(self) -> None:
         """Re-read the user dictionary for the keyword channel if its file changed since it was
@@ -942,7 +960,8 @@ class DatasetIndex:
         should_stop: Callable[[], bool] | None = None,
         on_progress: Callable[[int], None] | None = None,
     ) -> int:
-        """Rebuild the keyword postings from the rows (see :mod:`keyword_rebuild`)."""
+        """Rebuild the keyword postings and the full-text records from the rows (see
+        :mod:`keyword_rebuild`)."""
         return rebuild_keywords(self, batch_size=batch_size, should_stop=should_stop, on_progress=on_progress)
 
     def optimize(self) -> None:

@@ -1,5 +1,8 @@
-"""Rebuild a dataset's keyword postings from its rows: after the extraction changed, or the
-dataset's jieba user dictionary did (re-read first, so its words take effect without a restart).
+"""Rebuild a dataset's keyword postings and full-text (BM25) records from its rows: after the
+extraction changed, or the dataset's jieba user dictionary did (re-read first, so its words take
+effect without a restart). Both channels tokenize with the dictionary, so both are rebuilt: a
+BM25 store left with the old tokens would disagree with the keyword channel, and with its own
+queries once a process reads the new dictionary. The vectors do not change.
 
 Batch by batch, each in one transaction under the dataset's write lock, so searches and edits go
 on meanwhile and a stop (``should_stop``, or an interrupt) leaves every batch whole: rebuilt, or
@@ -32,8 +35,9 @@ def rebuild_keywords(
     should_stop: Callable[[], bool] | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> int:
-    """Rebuild the postings of every segment and child chunk of ``index``'s dataset; returns how
-    many points were rebuilt (fewer than all when ``should_stop`` said so between batches)."""
+    """Rebuild the postings of every segment and child chunk of ``index``'s dataset, then their
+    full-text records; returns how many points' postings were rebuilt (fewer than all when
+    ``should_stop`` said so between batches)."""
     index.reload_keyword_tokenizer()
     parents = select(ChildChunkRow.segment_id).where(
         ChildChunkRow.dataset_id == index.dataset_id, ChildChunkRow.kind == CHILD_KIND
@@ -55,6 +59,15 @@ def rebuild_keywords(
             done += len(batch)
             if on_progress is not None:
                 on_progress(done)
+    # every segment, parents included: their children and summaries are full-text records too
+    every_segment = select(SegmentRow.id, SegmentRow.content, SegmentRow.keywords).where(
+        SegmentRow.dataset_id == index.dataset_id
+    )
+    for batch in _batches(index, every_segment, batch_size):
+        if should_stop is not None and should_stop():
+            return done
+        with index.write_lock():
+            index.retokenize_fulltext([segment_id for segment_id, _, _ in batch])
     return done
 
 
