@@ -248,7 +248,11 @@ class KnowledgeBase:
         ``routing="multiple"``: all are searched in threads and merged (``relevance``, ``weighted``,
         ``reranking_model`` or ``rrf``; see :mod:`zhiku.retrieval.multi_path`).
         """
-        targets = [self.dataset(name) for name in datasets] if datasets is not None else self.datasets()
+        if datasets is None:
+            targets = self.datasets()
+        else:  # a dataset named twice (by name and by id, say) is searched once
+            found = (self.dataset(name) for name in dict.fromkeys(datasets))
+            targets = list({dataset.id: dataset for dataset in found}.values())
         return self.routed_retrieval().retrieve(
             query,
             targets,

@@ -60,7 +60,8 @@ def answer_datasets(names: Sequence[str] | None) -> list[str] | None:
     """The dataset ids to answer from: those named (each visible to the key), else every dataset
     the key may use (None: all, for an unscoped key)."""
     if names is not None:
-        return [visible_dataset(name).id for name in dict.fromkeys(names)]
+        # once each, whether named twice or by name and by id
+        return list(dict.fromkeys(visible_dataset(name).id for name in dict.fromkeys(names)))
     allowed = principal().datasets
     if allowed is None:
         return None
