@@ -253,7 +253,10 @@ def test_bad_inputs_get_clear_errors(server: LocalServer, ids: Ids) -> None:
             body = _json_error(client.post(path, json=payload), 400)
             assert body["code"] == "invalid_param" and field in body["message"], (payload, body)
         assert client.post(retrieve, json={"query": "   "}).status_code == 200
-        hits = client.post(retrieve, json={"query": "茶", "retrieval_model": {"top_k": 1000}})
+        hits = client.post(
+            retrieve,
+            json={"query": "茶", "retrieval_model": {"top_k": 1000, "score_threshold_enabled": False}},
+        )
         assert hits.status_code == 200 and hits.json()["records"]
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from zhiku import KnowledgeBase
 from zhiku.demo import load_questions, run_demo
+from zhiku.demo.runner import OFF_TOPIC
 
 README = Path(__file__).parents[2] / "README.md"
 
@@ -39,6 +40,18 @@ def test_each_question_finds_its_passage_in_top_3(demo_kb, item) -> None:  # typ
         and normalise(item["expected_text"]) in normalise(hit.content)
         for hit in hits
     ), [(hit.document_name, hit.content[:60]) for hit in hits]
+
+
+@pytest.mark.parametrize("question", OFF_TOPIC)
+def test_an_off_topic_question_finds_nothing(demo_kb, question: str) -> None:  # type: ignore[no-untyped-def]
+    """The default (hybrid) search abstains; one kind of evidence alone is weaker, so a
+    single-method search may still show its best hits, scored low."""
+    _kb, dataset, lines = demo_kb
+    assert dataset.search(question) == []
+    for method in ("semantic_search", "full_text_search", "keyword_search"):
+        assert all(hit.score < 0.02 for hit in dataset.search(question, search_method=method)), method
+    shown = lines[lines.index(f"Q: {question}") :][:20]
+    assert shown[shown.index("  hybrid_search:") + 1] == "    (nothing relevant found)"
 
 
 def test_readme_python_example_runs(capsys: pytest.CaptureFixture[str]) -> None:

@@ -310,17 +310,20 @@ def test_retrieval_service_reranks_with_an_http_model(server: RerankServer) -> N
         "semantic": Fixed([("a", 0.9), ("c", 0.8)]),
         "full_text": Fixed([("d", 3.0), ("b", 1.0)]),
     }
-    config = RetrievalConfig(top_k=3, reranking={"mode": "reranking_model", "model": spec})
+    reranking = {"mode": "reranking_model", "model": spec}
+    config = RetrievalConfig(top_k=3, reranking=reranking, score_threshold=None)
 
     def live(ids: Sequence[str]) -> dict[str, str]:
         return {i: texts[i] for i in ids}
 
     with DatasetSearch(channels, live_segments=live, rerank_model=model) as service:
         hits = service.retrieve(QUERY, config)
+        assert len(server.script.requests) == 1 and len(server.script.requests[0]["body"]["texts"]) == 4
+        strict = service.retrieve(QUERY, config.merged({"score_threshold": hits[1].score}))
     assert [h.segment_id for h in hits] == ["b", "c", "d"]
+    assert [h.segment_id for h in strict] == ["b", "c"]  # the model's score is the relevance cut
     assert hits[0].score == pytest.approx(fake_score(QUERY, texts["b"]))
     assert hits[0].scores == {"full_text": 1.0} and hits[0].ranks == {"full_text": 2}
-    assert len(server.script.requests) == 1 and len(server.script.requests[0]["body"]["texts"]) == 4
 
 
 # --- specs --------------------------------------------------------------------------------------

@@ -60,7 +60,7 @@ class RerankingConfig(BaseModel):
 #: calibration's estimate of "probably not relevant", chosen on the evaluation sets so that
 #: questions from other sets (which have no answer here) get no hit while the set's own questions
 #: keep their relevant hits (the README's Quality section gives the figures).
-DEFAULT_SCORE_THRESHOLD = 0.011
+DEFAULT_SCORE_THRESHOLD = 0.003
 
 
 class RetrievalConfig(BaseModel):

@@ -15,6 +15,8 @@ CORPUS_DIR = Path(__file__).parent / "corpus"
 QUESTIONS_FILE = Path(__file__).parent / "questions.json"
 DEMO_DATASET = "demo"
 METHODS = ("semantic_search", "full_text_search", "keyword_search", "hybrid_search")
+#: Questions the tea shop's documents cannot answer: each method answers them with nothing.
+OFF_TOPIC = ("What is the capital of France?", "火星有几颗卫星？")
 
 
 def load_questions() -> list[dict[str, Any]]:
@@ -53,15 +55,15 @@ def run_demo(kb: KnowledgeBase, echo: Callable[[str], None] = print) -> Dataset:
             f"  {doc.status:9} {doc.segment_count:3} segments  {doc.name}"
             + (f"  {doc.error}" if doc.error else "")
         )
-    for item in load_questions():
+    for question in [item["question"] for item in load_questions()] + list(OFF_TOPIC):
         echo("")
-        echo(f"Q: {item['question']}")
+        echo(f"Q: {question}")
         for method in METHODS:
-            hits = dataset.search(item["question"], search_method=method, top_k=3)
+            hits = dataset.search(question, search_method=method, top_k=3)
             echo(f"  {method}:")
             if not hits:
-                echo("    (no results)")
+                echo("    (nothing relevant found)")
             for rank, hit in enumerate(hits, start=1):
                 snippet = hit.content.replace("\n", " ")[:90]
-                echo(f"    {rank}. [{hit.score:.3f}] {hit.document_name}: {snippet}")
+                echo(f"    {rank}. [relevance {hit.score:.3f}] {hit.document_name}: {snippet}")
     return dataset
