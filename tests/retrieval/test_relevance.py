@@ -73,11 +73,14 @@ def test_the_same_evidence_scores_the_same_whatever_the_other_hits(kb: Knowledge
 
 @pytest.mark.parametrize("question", OFF_TOPIC)
 def test_an_off_topic_question_finds_nothing_under_the_default_threshold(tea: Dataset, question: str) -> None:
+    """The default (hybrid) search abstains; one kind of evidence alone is weaker (a calibrated
+    model of a cosine alone never goes as low), so single methods score their hits low instead."""
     assert tea.retrieval.score_threshold == DEFAULT_SCORE_THRESHOLD
-    for method in METHODS:
-        assert tea.search(question, search_method=method) == []
+    assert tea.search(question) == []
     every = tea.search(question, score_threshold=None)
     assert every and all(hit.score < DEFAULT_SCORE_THRESHOLD for hit in every)
+    for method in METHODS:
+        assert all(hit.score < 0.02 for hit in tea.search(question, search_method=method)), method
 
 
 def test_a_threshold_is_a_promise(tea: Dataset) -> None:
