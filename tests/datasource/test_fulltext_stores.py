@@ -187,3 +187,42 @@ def test_a_section_scope_is_applied_inside_the_search(opener: Opener) -> None:
     assert found(DocumentScope.of_section("Guide")) == {A, B, C}
     assert found(DocumentScope(frozenset({"doc-2"}), section="Guide")) == {C}
     assert found(DocumentScope(frozenset(), exclude=True)) == {A, B, C, D}
+
+
+def test_attainable_is_every_query_term_at_its_idf_saturated(opener: Opener) -> None:
+    """A hit's BM25 over the attainable is the lexical evidence of relevance: the attainable is
+    Σ count × IDF × (k1 + 1), an unknown term at the IDF of the rarest, and no hit exceeds it."""
+    store = opener()
+    store.upsert(RECORDS)
+    query = ["apple", "apple", "tree", "zzz-unknown"]
+    attainable = store.attainable(query)
+    hits = store.search(query, 10)
+    assert hits and all(0.0 < score < attainable for _, score in hits)
+    assert store.attainable([]) == 0.0
+    if isinstance(store, RankBM25Store):
+        return
+    from zhiku.datasource.fulltext.bm25_math import lucene_idf
+
+    docs, k1 = len(RECORDS), store.k1  # type: ignore[attr-defined]
+    # apple is in 2 records, tree in 2; the unknown term counts as one a single record holds
+    expected = (2 * lucene_idf(docs, 2) + lucene_idf(docs, 2) + lucene_idf(docs, 1)) * (k1 + 1)
+    assert attainable == pytest.approx(expected, rel=1e-3)
+
+
+def test_a_long_query_reads_a_bounded_number_of_terms(tmp_path: Path) -> None:
+    store = EdgeSparseBM25Store(tmp_path / "bm25")
+    try:
+        store.upsert(RECORDS)
+        searches = 0
+        search = store._collection.search
+
+        def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+            nonlocal searches
+            searches += 1
+            return search(*args, **kwargs)
+
+        store._collection.search = counting  # type: ignore[method-assign]
+        assert store.attainable([f"word{i}" for i in range(1000)] + ["apple"]) > 0
+        assert searches == 64
+    finally:
+        store.close()

@@ -63,14 +63,12 @@ class Calibration:
     """Logistic models ``P(relevant) = sigmoid(w0 + w · features)``, one per set of evidence kinds
     (``"cosine+lexical"``, ``"cosine"``, ``"lexical"``), for one embedding model.
 
-    ``fitted_on`` names the sets the weights were fitted on; ``calibrated`` is False when this is
-    another model's calibration standing in (the scores are then only roughly calibrated).
+    ``embedding_model`` is the model the weights were fitted for, ``fitted_on`` the sets.
     """
 
     embedding_model: str
     weights: Mapping[str, Sequence[float]]
     fitted_on: Sequence[str] = ()
-    calibrated: bool = True
 
     def relevance(self, evidence: Evidence) -> float | None:
         """P(relevant) in ``[0, 1]``; None when there is no evidence this calibration can read."""
@@ -107,16 +105,14 @@ def _sigmoid(z: float) -> float:
 
 @cache
 def shipped_calibration(embedding_model: str) -> Calibration:
-    """The calibration fitted for ``embedding_model``, or the default model's marked as standing
-    in (``calibrated`` False) when none was fitted for it."""
+    """The calibration fitted for ``embedding_model``, else the default model's (its
+    ``embedding_model`` says so): a model without a calibration of its own gets scores that are
+    only roughly calibrated — fit one with ``zhiku calibrate`` on judged sets of your own."""
     folder = resources.files("zhiku.retrieval") / "calibrations"
     for name in (embedding_model, FALLBACK_MODEL):
         path = folder / f"{_file_stem(name)}.json"
         if path.is_file():
-            calibration = Calibration.from_json(json.loads(path.read_text(encoding="utf-8")))
-            if name == embedding_model:
-                return calibration
-            return Calibration(embedding_model, calibration.weights, calibration.fitted_on, calibrated=False)
+            return Calibration.from_json(json.loads(path.read_text(encoding="utf-8")))
     raise ConfigError(f"no relevance calibration shipped for {FALLBACK_MODEL!r}")
 
 

@@ -50,6 +50,9 @@ _REWEIGHT_BATCH = 1024
 
 #: Terms whose IDF a store keeps for :meth:`SparseBM25Store.attainable` (then it starts afresh).
 _IDF_CACHE_SIZE = 100_000
+#: At most this many terms of one query are looked up (one search and one read each); the rest
+#: count at the IDF of the rarest term, so a very long query's work stays bounded.
+_MAX_PROBES = 64
 
 #: Relative avgdl difference that :meth:`SparseBM25Store.optimize` leaves as it is.
 OPTIMIZE_TOLERANCE = 1e-3
@@ -243,9 +246,14 @@ class SparseBM25Store(PointStore):
             idf = {term: cache[term] for term in terms if term in cache}
         unseen = bm25_math.lucene_idf(docs, 1)
         best: dict[int, tuple[str, float]] = {}
+        probed = 0
         for term in terms:
             if term in idf:
                 continue
+            if probed == _MAX_PROBES:  # a very long query: its other terms count as the rarest
+                idf[term] = unseen
+                continue
+            probed += 1
             found = self._collection.search(SparseValues([term], [1.0]), 1, summaries=True)
             if found and found[0][1] > 0.0:
                 best[term] = found[0]
