@@ -23,9 +23,11 @@ A query runs through these steps, each visible in :meth:`DatasetSearch.retrieve_
    half-indexed) are dropped before fusion, so they neither come out nor take a rank;
 4. fusion by ``config.reranking.mode`` (see :mod:`zhiku.fusion.fusion` for what each final score
    means); a single-channel search keeps the channel's raw score unless a rerank model is asked;
-   a hit's children are scored by the same fusion over the children found (weighted score when
+   a hit's children are ordered by the same fusion over the children found (weighted score when
    a rerank model orders the parents);
-5. ``score_threshold`` on the final score, ``top_k``, then the odd/even reorder if enabled.
+5. each hit scored by its relevance (:mod:`zhiku.retrieval.relevance`) from what the channels
+   found — a keyword-only search also reads BM25, as evidence only — then ``score_threshold``
+   on the relevance, ``top_k``, then the odd/even reorder if enabled.
 
 Channel failures: when at least one channel answers, a failed channel is logged (warning, with
 its traceback), left out of the timings, and fused as if it had found nothing — the fused scores
