@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from zhiku.answers.types import Answer, AnswerEvent
-from zhiku.cli.common import open_knowledge_base, progress_bar, user_errors
+from zhiku.cli.common import foreign_options, foreign_sets, open_knowledge_base, progress_bar, user_errors
 from zhiku.cli.output import json_option, notice, one_line, print_json
 
 answerer_option = click.option(
@@ -127,21 +127,7 @@ def _show(events: Iterator[AnswerEvent], *, stream_text: bool) -> Answer:
 @click.option("--answerer", type=click.Choice(["extractive", "llm"]), default="extractive")
 @click.option("--embedding-model", default=None)
 @click.option("--limit-queries", type=int, default=None, help="Only the first N queries with gold answers.")
-@click.option(
-    "--foreign",
-    "foreign_dirs",
-    multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="A set whose questions are also asked, to count 'not found' answers (repeatable; default: "
-    "the other sets beside SETDIR).",
-)
-@click.option(
-    "--foreign-questions",
-    type=click.IntRange(0, 100_000),
-    default=300,
-    show_default=True,
-    help="How many foreign questions to ask (0: none).",
-)
+@foreign_options
 @json_option
 @click.pass_context
 def eval_answers(
@@ -159,12 +145,10 @@ def eval_answers(
     from zhiku.evaluation.answers import evaluate_answers
     from zhiku.evaluation.calibration import foreign_questions as draw_foreign
     from zhiku.evaluation.runner import ingest
-    from zhiku.evaluation.sets import load_eval_set, sibling_sets
+    from zhiku.evaluation.sets import load_eval_set
 
     eval_set = load_eval_set(setdir, None)
-    dirs = foreign_dirs or sibling_sets(setdir)
-    others = [load_eval_set(path) for path in dirs] if foreign_questions else []
-    foreign = draw_foreign(eval_set, others, foreign_questions)
+    foreign = draw_foreign(eval_set, foreign_sets(setdir, foreign_dirs, foreign_questions), foreign_questions)
     with open_knowledge_base(ctx) as kb, progress_bar(f"answers {eval_set.name}") as progress:
         dataset, _ = ingest(
             kb, eval_set, "passage", embedding_model=embedding_model, on_progress=progress, on_notice=notice

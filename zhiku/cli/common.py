@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO, Any
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 from pydantic import ValidationError
@@ -14,6 +15,9 @@ from pydantic import ValidationError
 from zhiku.cli.lookup import AmbiguousName
 from zhiku.core.errors import ZhikuError
 from zhiku.knowledge_base import KnowledgeBase
+
+if TYPE_CHECKING:
+    from zhiku.evaluation.sets import EvalSet
 
 #: The search methods as the command line names them, and as a retrieval config does.
 SEARCH_METHODS = {
@@ -115,3 +119,33 @@ def progress_bar(desc: str) -> Iterator[Progress]:
         yield progress
     finally:
         progress.close()
+
+
+def foreign_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--foreign DIR`` (repeatable) and ``--foreign-questions N``: the questions of other sets an
+    evaluation also asks, none of which the set can answer (default: the sets beside it)."""
+    from zhiku.evaluation.sets import FOREIGN_QUESTIONS
+
+    count = click.option(
+        "--foreign-questions",
+        type=click.IntRange(0, 100_000),
+        default=FOREIGN_QUESTIONS,
+        show_default=True,
+        help="How many questions of other sets to ask (0: none).",
+    )
+    sets = click.option(
+        "--foreign",
+        "foreign_dirs",
+        multiple=True,
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        help="A set whose questions are also asked (repeatable; default: the other sets beside SETDIR).",
+    )
+    return sets(count(command))
+
+
+def foreign_sets(setdir: Path, dirs: Sequence[Path], count: int) -> list[EvalSet]:
+    """The sets whose questions are asked beside ``setdir``'s: ``dirs``, else its siblings; none
+    when ``count`` is 0."""
+    from zhiku.evaluation.sets import load_eval_set, sibling_sets
+
+    return [load_eval_set(path) for path in dirs or sibling_sets(setdir)] if count else []

@@ -8,7 +8,14 @@ from typing import Any, Protocol, TypeVar
 
 import click
 
-from zhiku.cli.common import Progress, open_knowledge_base, progress_bar, user_errors
+from zhiku.cli.common import (
+    Progress,
+    foreign_options,
+    foreign_sets,
+    open_knowledge_base,
+    progress_bar,
+    user_errors,
+)
 from zhiku.cli.output import json_option, notice, print_json
 from zhiku.knowledge_base import KnowledgeBase
 
@@ -71,20 +78,7 @@ def _echo_metrics(label: str, scores: dict[str, float]) -> None:
     is_flag=True,
     help="Exit 1 (code incomplete_index) instead of scoring when documents of the set stay unindexed.",
 )
-@click.option(
-    "--foreign",
-    "foreign_dirs",
-    multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="A set whose questions are also asked, to measure abstention (repeatable; default: the "
-    "other sets beside SETDIR).",
-)
-@click.option(
-    "--foreign-questions",
-    type=click.IntRange(0, 100_000),
-    default=None,
-    help="How many foreign questions to ask (default 300; 0: none).",
-)
+@foreign_options
 @click.option(
     "--score-threshold",
     type=click.FloatRange(0.0, 1.0),
@@ -104,7 +98,7 @@ def eval_command(
     rebuild: bool,
     strict: bool,
     foreign_dirs: tuple[Path, ...],
-    foreign_questions: int | None,
+    foreign_questions: int,
     score_threshold: float | None,
     as_json: bool,
 ) -> None:
@@ -116,16 +110,15 @@ def eval_command(
     document, else resumed (stderr says so); documents still failing are counted in the report and
     warned about, or refused by --strict."""
     from zhiku.core.retrieval_config import DEFAULT_SCORE_THRESHOLD
-    from zhiku.evaluation.runner import DEFAULT_METHODS, FOREIGN_QUESTIONS, METHODS, EvalReport, evaluate
-    from zhiku.evaluation.sets import load_eval_set, sibling_sets
+    from zhiku.evaluation.runner import DEFAULT_METHODS, METHODS, EvalReport, evaluate
+    from zhiku.evaluation.sets import load_eval_set
 
     unknown = set(methods) - set(METHODS)
     if unknown:
         raise click.BadParameter(f"unknown method(s) {sorted(unknown)}; known: {sorted(METHODS)}")
-    count = FOREIGN_QUESTIONS if foreign_questions is None else foreign_questions
     with user_errors(ctx):
         eval_set = load_eval_set(setdir, limit_queries)
-        foreign = [load_eval_set(path) for path in (foreign_dirs or sibling_sets(setdir))] if count else []
+        foreign = foreign_sets(setdir, foreign_dirs, foreign_questions)
 
     def run(kb: KnowledgeBase, progress: Progress) -> EvalReport:
         return evaluate(
@@ -140,7 +133,7 @@ def eval_command(
             doc_form="hierarchical_model" if doc_form == "hierarchical_model" else "paragraph",
             strict=strict,
             foreign=foreign,
-            foreign_count=count,
+            foreign_count=foreign_questions,
             score_threshold=DEFAULT_SCORE_THRESHOLD if score_threshold is None else score_threshold,
         )
 

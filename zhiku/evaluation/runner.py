@@ -32,7 +32,7 @@ from zhiku.evaluation.calibration import (
 )
 from zhiku.evaluation.coverage import Coverage, coverage
 from zhiku.evaluation.metrics import score_run
-from zhiku.evaluation.sets import EvalSet, Passage
+from zhiku.evaluation.sets import FOREIGN_QUESTIONS, EvalSet, Passage
 from zhiku.knowledge_base import Dataset, KnowledgeBase
 
 Mode = Literal["passage", "document"]
@@ -50,8 +50,6 @@ METHODS: dict[str, dict[str, Any]] = {
     "hybrid_all_three": {"hybrid_methods": ["semantic", "full_text", "keyword"]},
 }
 DEFAULT_METHODS = ("semantic", "full_text", "keyword", "hybrid")
-#: Questions of other sets asked of a set, to measure abstention (see :func:`evaluate`).
-FOREIGN_QUESTIONS = 300
 
 Progress = Callable[[str, int, int], None]
 #: Hears what the run does to the set's dataset (resumed, rebuilt) and warnings, one line each.

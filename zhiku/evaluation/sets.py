@@ -85,6 +85,10 @@ def load_eval_set(root: str | Path, limit_queries: int | None = None) -> EvalSet
     )
 
 
+#: Questions of other sets an evaluation also asks a set (see :func:`sibling_sets`).
+FOREIGN_QUESTIONS = 300
+
+
 def sibling_sets(root: str | Path) -> list[Path]:
     """The other evaluation sets in the folder that holds ``root`` (sorted by name): where the
     questions that ``root``'s corpus cannot answer come from by default."""
