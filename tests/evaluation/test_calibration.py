@@ -98,6 +98,9 @@ def test_eval_reports_abstention_on_other_sets_questions(tmp_path: Path) -> None
     with KnowledgeBase.open(tmp_path / "home", embedding_model="use") as kb:
         report = evaluate(kb, tea, methods=["hybrid", "semantic"], foreign=[space], foreign_count=2)
     assert report.info["foreign_questions"] == 2
+    rows = report.info["reliability"]["hybrid"]  # 2 own and 2 foreign questions, at most 3 hits each
+    assert rows and 4 <= sum(row["count"] for row in rows) <= 12
+    assert all(0.0 <= row["mean_score"] <= 1.0 and 0.0 <= row["relevant"] <= 1.0 for row in rows)
     hybrid = report.methods["hybrid"]
     assert hybrid["abstention"] == 1.0  # no tea passage answers a question on planets
     for method, scores in report.methods.items():

@@ -28,6 +28,7 @@ from zhiku.evaluation.calibration import (
     Sample,
     calibration_error,
     foreign_questions,
+    reliability,
     samples_of,
 )
 from zhiku.evaluation.coverage import Coverage, coverage
@@ -281,7 +282,9 @@ def evaluate(
     ``recall@10_at_threshold`` counts only hits whose relevance reaches it. With ``foreign`` sets,
     ``foreign_count`` of their questions are asked too (they have no relevant passage here):
     ``abstention`` is the share of them that get no hit at the threshold, and ``ece`` the expected
-    calibration error of the relevance over the top 10 hits of all questions (passage mode)."""
+    calibration error of the relevance over the top 10 hits of all questions (passage mode), whose
+    reliability diagram (per score bin: count, mean score, share relevant) is
+    ``info["reliability"][method]``."""
     dataset, info = ingest(
         kb,
         eval_set,
@@ -345,9 +348,9 @@ def evaluate(
                     {qid: hits[:10] for qid, hits in foreign_runs[method].items()},
                     lambda hit: hit.document_name,
                 )
-                scores["ece"] = round(
-                    calibration_error([s.score for s in samples], [s.relevant for s in samples]), 4
-                )
+                relevance, judged = [s.score for s in samples], [s.relevant for s in samples]
+                scores["ece"] = round(calibration_error(relevance, judged), 4)
+                report.info.setdefault("reliability", {})[method] = reliability(relevance, judged)
         scores["ms_per_query"] = round(1000 * seconds[method] / max(1, len(query_ids)), 2)
         report.methods[method] = scores
     report.info["score_threshold"] = score_threshold
