@@ -233,6 +233,19 @@ def test_the_console_in_a_real_browser(server: LocalServer, browser: WebDriver, 
     assert "Puer" in pages.find("#segment").text
     pages.shot("08-cited-segment")
 
+    # an off-topic question: "not found", with no source to click
+    pages.open("/chat")
+    pages.find("#question").send_keys("How many moons does Mars have?")
+    pages.click("#ask")
+    nothing = "The knowledge base has nothing on this question."
+    answer = pages.until(
+        lambda: [
+            m for m in browser.find_elements(By.CSS_SELECTOR, "#messages .assistant") if nothing in m.text
+        ]
+    )[-1]
+    assert not answer.find_elements(By.CSS_SELECTOR, ".sources a")
+    pages.shot("08b-chat-not-found")
+
     # a POST without the CSRF token is refused
     status = browser.execute_async_script(
         "const done = arguments[0];"
