@@ -48,7 +48,7 @@ from tests.fixtures.scaleout import ServerChild, celery_env, cli, start_worker  
 from zhiku.core.config import Settings  # noqa: E402
 from zhiku.core.db.models import DocumentRow, SegmentRow  # noqa: E402
 from zhiku.knowledge_base import KnowledgeBase  # noqa: E402
-from zhiku.knowledge_base.celery_queue import QUEUE, celery_app  # noqa: E402
+from zhiku.knowledge_base.runtime.celery_queue import QUEUE, celery_app  # noqa: E402
 
 DIM = 64
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from zhiku import KnowledgeBase
 from zhiku.core.db import DocumentRow
-from zhiku.knowledge_base.jobs import IndexingQueue
-from zhiku.knowledge_base.uploads import Uploads, safe_filename
+from zhiku.knowledge_base.runtime.jobs import IndexingQueue
+from zhiku.knowledge_base.runtime.uploads import Uploads, safe_filename
 
 
 def test_interrupted_queued_documents_are_requeued(tmp_path: Path) -> None:

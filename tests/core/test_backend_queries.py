@@ -22,10 +22,10 @@ from zhiku.core.db import DatasetRow, DocumentRow, SegmentRow, make_engine, make
 from zhiku.core.db.models import EmbeddingCacheRow
 from zhiku.datasource.keyword import KeywordStore
 from zhiku.datasource.keyword.store import bm25_idf
-from zhiku.datasource.tokenizer import Tokenizer
-from zhiku.knowledge_base.embedding_cache import DatabaseEmbeddingCache
-from zhiku.knowledge_base.jobs import IndexingQueue, Job
-from zhiku.knowledge_base.uploads import Uploads
+from zhiku.knowledge_base.indexing.embedding_cache import DatabaseEmbeddingCache
+from zhiku.knowledge_base.runtime.jobs import IndexingQueue, Job
+from zhiku.knowledge_base.runtime.uploads import Uploads
+from zhiku.text.tokenizer import Tokenizer
 
 WRITERS = 4
 

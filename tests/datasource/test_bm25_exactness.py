@@ -14,7 +14,7 @@ import pytest
 
 from zhiku.datasource.fulltext.base import TextRecord
 from zhiku.datasource.fulltext.sparse import EdgeSparseBM25Store, QdrantClientSparseBM25Store, SparseBM25Store
-from zhiku.datasource.tokenizer import Tokenizer
+from zhiku.text.tokenizer import Tokenizer
 
 K1, B = 1.2, 0.75
 

@@ -19,7 +19,7 @@ from rank_bm25 import BM25Okapi
 
 from zhiku.datasource.fulltext.base import TextRecord
 from zhiku.datasource.fulltext.sparse import EdgeSparseBM25Store
-from zhiku.datasource.tokenizer import Tokenizer
+from zhiku.text.tokenizer import Tokenizer
 
 EVAL_DIR = Path(__file__).parents[2].parent / "shared" / "eval"
 TOLERANCE = 0.005

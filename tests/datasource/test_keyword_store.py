@@ -11,8 +11,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from zhiku.core.db import DatasetRow, DocumentRow, SegmentRow, make_engine, make_session_factory
 from zhiku.datasource.keyword import KeywordExtractor, KeywordStore, extract_keywords
 from zhiku.datasource.keyword import store as keyword_store
-from zhiku.datasource.keyword.extraction import BUDGET_MAX, LANGUAGE_MIN, idf
-from zhiku.datasource.tokenizer import Tokenizer
+from zhiku.text.keywords import BUDGET_MAX, LANGUAGE_MIN, idf
+from zhiku.text.tokenizer import Tokenizer
 
 TEXTS = {
     "s1": "铁观音是产自福建安溪的乌龙茶，香气浓郁。",

@@ -14,7 +14,7 @@ from zhiku.core.db import DocumentRow
 from zhiku.core.db.models import EmbeddingCacheRow
 from zhiku.evaluation.runner import IncompleteIndex, evaluate
 from zhiku.evaluation.sets import load_eval_set
-from zhiku.knowledge_base.ingestion import Ingestion
+from zhiku.knowledge_base.indexing.ingestion import Ingestion
 
 PASSAGES = {
     "p1": "绿茶用八十度左右的水冲泡，时间两分钟。",

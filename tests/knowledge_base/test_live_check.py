@@ -7,7 +7,7 @@ from sqlalchemy import update
 
 from zhiku import KnowledgeBase
 from zhiku.core.db import DocumentRow
-from zhiku.knowledge_base.dataset_index import _SERVED_IDS
+from zhiku.knowledge_base.indexing.dataset_index import _SERVED_IDS
 
 TEXT = "Green tea is brewed at eighty degrees.\n\nBlack tea takes boiling water."
 

@@ -154,7 +154,7 @@ def test_disabled_parent_is_not_served_and_its_children_are_flagged(kb: Knowledg
 
 
 def test_new_segments_get_children_and_deletes_reach_every_store(kb: KnowledgeBase, ds: Dataset) -> None:
-    from zhiku.knowledge_base.segments import NewSegment
+    from zhiku.knowledge_base.indexing.segments import NewSegment
 
     document_id = ds.segments()[0].document_id
     editor = ds.segment_editor()

@@ -19,9 +19,9 @@ from tests.knowledge_base.slow_embedding import paragraphs
 from zhiku import KnowledgeBase
 from zhiku.benchmarking.synthetic import SyntheticEmbedding
 from zhiku.core.document_status import DocumentStatus
-from zhiku.knowledge_base.jobs import IndexingQueue, new_batch
-from zhiku.knowledge_base.uploads import open_uploads
-from zhiku.knowledge_base.workers import IndexingWorkers
+from zhiku.knowledge_base.runtime.jobs import IndexingQueue, new_batch
+from zhiku.knowledge_base.runtime.uploads import open_uploads
+from zhiku.knowledge_base.runtime.workers import IndexingWorkers
 from zhiku.providers.embedding import ProgressCallback, embedding_models
 from zhiku.providers.embedding.cache import CACHE_BATCH
 

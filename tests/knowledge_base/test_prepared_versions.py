@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from zhiku.core.documents import ChildChunk, Segment
-from zhiku.knowledge_base.dataset_index import DocumentVersion
-from zhiku.knowledge_base.prepared_versions import _payload, _version
+from zhiku.knowledge_base.indexing.dataset_index import DocumentVersion
+from zhiku.knowledge_base.runtime.prepared_versions import _payload, _version
 
 
 def test_a_parent_child_version_survives_the_hand_over() -> None:

@@ -13,12 +13,12 @@ import pytest
 
 from zhiku import KnowledgeBase
 from zhiku.core.db.models import DocumentJobRow
-from zhiku.knowledge_base import celery_queue
-from zhiku.knowledge_base.celery_queue import TaskSender, celery_app
-from zhiku.knowledge_base.celery_worker import WorkerRuntime
-from zhiku.knowledge_base.jobs import IndexingQueue, new_batch
-from zhiku.knowledge_base.queue_status import queue_status
-from zhiku.knowledge_base.uploads import open_uploads
+from zhiku.knowledge_base.runtime import celery_queue
+from zhiku.knowledge_base.runtime.celery_queue import TaskSender, celery_app
+from zhiku.knowledge_base.runtime.celery_worker import WorkerRuntime
+from zhiku.knowledge_base.runtime.jobs import IndexingQueue, new_batch
+from zhiku.knowledge_base.runtime.queue_status import queue_status
+from zhiku.knowledge_base.runtime.uploads import open_uploads
 
 BROKER = "redis://127.0.0.1:9/0"  # never connected to: the broker's answers are patched
 

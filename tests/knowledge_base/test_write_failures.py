@@ -17,7 +17,7 @@ from tests.reliability.consistency import assert_stores_match_rows
 from zhiku import KnowledgeBase
 from zhiku.core.errors import StoreError
 from zhiku.knowledge_base.dataset import Dataset
-from zhiku.knowledge_base.dataset_index import DatasetIndex
+from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex
 
 V1 = "Alpha harvest notes: the spring longjing was picked at dawn.\n\nAlpha drying happens in woks."
 V2 = "Omega harvest notes: the autumn tieguanyin was rolled twice.\n\nOmega roasting takes a day."

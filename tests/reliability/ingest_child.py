@@ -30,12 +30,12 @@ from typing import Any
 from zhiku import KnowledgeBase
 from zhiku.benchmarking import SyntheticEmbedding  # importing it registers the "synthetic" model
 from zhiku.core.document_status import DocumentStatus
-from zhiku.datasource.keyword.extraction import idf
-from zhiku.datasource.tokenizer import Tokenizer
-from zhiku.knowledge_base import dataset_index, ingestion
-from zhiku.knowledge_base.dataset_index import DatasetIndex
-from zhiku.knowledge_base.document_states import DocumentStates
-from zhiku.knowledge_base.pipeline import PipelineSpec
+from zhiku.knowledge_base.indexing import dataset_index, ingestion
+from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex
+from zhiku.knowledge_base.indexing.document_states import DocumentStates
+from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
+from zhiku.text.keywords import idf
+from zhiku.text.tokenizer import Tokenizer
 
 #: Hook name → whether the process dies before the hooked call runs (else right after it).
 #: "stage.*" fire after a document's status moved to that stage (committed); the others name

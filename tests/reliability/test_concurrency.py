@@ -30,8 +30,8 @@ from zhiku import KnowledgeBase
 from zhiku.core.errors import NotFound
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.knowledge_base.dataset import Dataset
-from zhiku.knowledge_base.jobs import DocumentIndexing
-from zhiku.knowledge_base.segments import NewSegment, SegmentEditor
+from zhiku.knowledge_base.indexing.segments import NewSegment, SegmentEditor
+from zhiku.knowledge_base.runtime.jobs import DocumentIndexing
 
 pytestmark = pytest.mark.reliability
 

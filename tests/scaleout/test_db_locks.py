@@ -19,9 +19,9 @@ from zhiku import KnowledgeBase
 from zhiku.core.db import DocumentRow
 from zhiku.core.db.models import SegmentRow
 from zhiku.core.errors import NotFound
-from zhiku.knowledge_base.jobs import IndexingQueue
-from zhiku.knowledge_base.segments import NewSegment
-from zhiku.knowledge_base.uploads import DatabaseUploads
+from zhiku.knowledge_base.indexing.segments import NewSegment
+from zhiku.knowledge_base.runtime.jobs import IndexingQueue
+from zhiku.knowledge_base.runtime.uploads import DatabaseUploads
 
 SPAWN = multiprocessing.get_context("spawn")  # a fresh interpreter, as another server would be
 ADDS = 15

@@ -14,8 +14,8 @@ from tests.fixtures.scaleout import ServerChild, celery_env, cli, start_worker
 from zhiku import KnowledgeBase
 from zhiku.core.config import Settings
 from zhiku.core.db.models import DocumentRow
-from zhiku.knowledge_base.jobs import IndexingQueue, new_batch
-from zhiku.knowledge_base.uploads import open_uploads
+from zhiku.knowledge_base.runtime.jobs import IndexingQueue, new_batch
+from zhiku.knowledge_base.runtime.uploads import open_uploads
 
 
 def test_a_waiting_document_whose_task_was_lost_is_sent_again(tmp_path: Path, broker_url: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from zhiku.knowledge_base.worker_signals import open_signals
+from zhiku.knowledge_base.runtime.worker_signals import open_signals
 
 
 def test_progress_is_read_back_cleared_and_expires(broker_url: str) -> None:

@@ -215,7 +215,7 @@ def build_server(backend: Backend) -> MCPServer:
 
 def run_mcp(home: Path | None, transport: Transport, *, host: str = "127.0.0.1", port: int = 8765) -> None:
     """Serve until the client disconnects (stdio) or the process is stopped (HTTP)."""
-    from zhiku.cli.remote import ServerClient, running_server
+    from zhiku.client import ServerClient, running_server
     from zhiku.knowledge_base.knowledge_base import KnowledgeBase
 
     with ExitStack() as stack:

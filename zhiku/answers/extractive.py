@@ -25,8 +25,8 @@ from zhiku.answers.citations import citations_of
 from zhiku.answers.sentences import Sentence, split_sentences
 from zhiku.answers.sources import Source
 from zhiku.answers.types import Citation
-from zhiku.datasource.keyword.extraction import idf
-from zhiku.datasource.tokenizer import Tokenizer
+from zhiku.text.keywords import idf
+from zhiku.text.tokenizer import Tokenizer
 
 #: An answer longer than this is no longer a quote but a copy of the source.
 MAX_ANSWER_CHARS = 200

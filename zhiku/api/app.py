@@ -18,10 +18,10 @@ from zhiku.core.config import Settings
 from zhiku.core.errors import StoreBusy
 from zhiku.knowledge_base import KnowledgeBase
 from zhiku.knowledge_base.catalog import Catalog
-from zhiku.knowledge_base.celery_queue import CeleryIndexing, TaskSender, celery_app
-from zhiku.knowledge_base.jobs import IndexingQueue
-from zhiku.knowledge_base.uploads import open_uploads
-from zhiku.knowledge_base.workers import IndexingWorkers
+from zhiku.knowledge_base.runtime.celery_queue import CeleryIndexing, TaskSender, celery_app
+from zhiku.knowledge_base.runtime.jobs import IndexingQueue
+from zhiku.knowledge_base.runtime.uploads import open_uploads
+from zhiku.knowledge_base.runtime.workers import IndexingWorkers
 
 #: Room above the upload limit for the rest of a multipart form or a JSON body.
 _BODY_SLACK_BYTES = 1024 * 1024

@@ -14,9 +14,9 @@ from zhiku.core.config import Settings
 from zhiku.core.errors import NotFound
 from zhiku.knowledge_base import Dataset, KnowledgeBase
 from zhiku.knowledge_base.catalog import Catalog
-from zhiku.knowledge_base.celery_queue import CeleryIndexing
-from zhiku.knowledge_base.jobs import IndexingQueue
-from zhiku.knowledge_base.workers import IndexingWorkers
+from zhiku.knowledge_base.runtime.celery_queue import CeleryIndexing
+from zhiku.knowledge_base.runtime.jobs import IndexingQueue
+from zhiku.knowledge_base.runtime.workers import IndexingWorkers
 
 EXTENSION = "zhiku"
 

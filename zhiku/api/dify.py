@@ -19,10 +19,10 @@ from zhiku.core.document_status import IN_PROGRESS
 from zhiku.core.documents import Hit
 from zhiku.index_processors import index_processors
 from zhiku.knowledge_base.catalog import DatasetCounts, DatasetSummary
-from zhiku.knowledge_base.jobs import JobState
-from zhiku.knowledge_base.pipeline import PipelineSpec
+from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
+from zhiku.knowledge_base.indexing.segments import SEGMENT_STATUS, StoredChild, StoredSegment
 from zhiku.knowledge_base.records import DocumentInfo
-from zhiku.knowledge_base.segments import SEGMENT_STATUS, StoredChild, StoredSegment
+from zhiku.knowledge_base.runtime.jobs import JobState
 from zhiku.splitters import splitters
 
 DOC_FORM_IN = {"text_model": "paragraph"}

@@ -29,7 +29,7 @@ from flask_limiter import Limiter
 from zhiku.api.errors import ApiError
 from zhiku.core.config import Settings
 from zhiku.core.document_status import IN_PROGRESS, DocumentStatus
-from zhiku.knowledge_base.document_states import DocumentStates
+from zhiku.knowledge_base.indexing.document_states import DocumentStates
 
 RouteClass = Literal["read", "write", "search", "ingest"]
 View = Callable[..., ResponseReturnValue]

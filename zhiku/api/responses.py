@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from zhiku.api.schemas import DifyRetrievalModel
 from zhiku.core.retrieval_config import RetrievalConfig
-from zhiku.knowledge_base.pipeline import PipelineSpec
+from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 
 
 class Out(BaseModel):

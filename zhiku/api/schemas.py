@@ -31,7 +31,7 @@ from zhiku.cleaners.registry import cleaners
 from zhiku.core.config import Settings
 from zhiku.core.metadata import MetadataFilter
 from zhiku.core.retrieval_config import RetrievalConfig, SearchMethod
-from zhiku.knowledge_base.pipeline import PipelineSpec
+from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.providers.embedding import embedding_models
 from zhiku.retrieval.routers import router_names
 

@@ -21,7 +21,7 @@ import numpy as np
 from zhiku.benchmarking.latency import precomputed_queries
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.core.scope import DocumentScope
-from zhiku.knowledge_base.dataset_index import DatasetIndex
+from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex
 
 
 @dataclass

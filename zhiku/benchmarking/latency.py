@@ -23,7 +23,7 @@ from zhiku.benchmarking.timing import WARMUP_CALLS, Latency, time_each
 from zhiku.core.metadata import MetadataFilter
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.knowledge_base.dataset import Dataset
-from zhiku.knowledge_base.dataset_index import DatasetIndex
+from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex
 from zhiku.providers.embedding import (
     CachedEmbedding,
     EmbeddingModel,

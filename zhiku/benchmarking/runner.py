@@ -53,7 +53,7 @@ from zhiku.core.errors import InvalidInput
 from zhiku.demo.runner import corpus_files
 from zhiku.extractors import extract
 from zhiku.knowledge_base import Dataset, KnowledgeBase
-from zhiku.knowledge_base.dataset_index import DatasetIndex
+from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex
 from zhiku.providers.embedding import DEFAULT_EMBEDDING_MODEL, create_embedding_model
 
 BENCH_MODEL = "synthetic"

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from zhiku.cli.common import CommandError, open_knowledge_base, progress_bar, user_errors
-from zhiku.cli.remote import ServerClient, running_server, sha256_of
+from zhiku.client import ServerClient, running_server, sha256_of
 from zhiku.core.errors import NotFound
 from zhiku.knowledge_base import Dataset
 

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from zhiku.knowledge_base import Dataset, DocumentInfo
-from zhiku.knowledge_base.segments import StoredSegment
+from zhiku.knowledge_base.indexing.segments import StoredSegment
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -8,7 +8,7 @@ import click
 
 from zhiku.cli.common import SEARCH_METHODS, open_knowledge_base, user_errors
 from zhiku.cli.output import json_option, print_json
-from zhiku.cli.remote import ServerClient, remote_hit, running_server
+from zhiku.client import ServerClient, remote_hit, running_server
 from zhiku.core.documents import Hit
 
 

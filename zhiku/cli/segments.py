@@ -14,7 +14,7 @@ from zhiku.cli.common import dataset_option, open_knowledge_base
 from zhiku.cli.lookup import find_document
 from zhiku.cli.output import echo_segment, json_option, print_json, segment_json, segment_line
 from zhiku.knowledge_base import Dataset
-from zhiku.knowledge_base.segments import StoredChild, StoredSegment
+from zhiku.knowledge_base.indexing.segments import StoredChild, StoredSegment
 
 
 @click.group()

@@ -16,7 +16,7 @@ from zhiku.cli.common import user_errors
 def worker(ctx: click.Context, concurrency: int, name: str | None) -> None:
     """Run a Celery worker indexing the documents `zhiku serve` queues (task_queue = "celery")."""
     from zhiku.core.config import Settings
-    from zhiku.knowledge_base.celery_worker import run_worker
+    from zhiku.knowledge_base.runtime.celery_worker import run_worker
 
     with user_errors(ctx):
         settings = Settings.load(ctx.obj["home"], task_queue="celery")
@@ -39,7 +39,7 @@ def status(ctx: click.Context, as_json: bool, ping_timeout: float) -> None:
     """Queue depth, workers alive, running documents and documents per status."""
     from zhiku.core.config import Settings
     from zhiku.knowledge_base import KnowledgeBase
-    from zhiku.knowledge_base.queue_status import queue_status
+    from zhiku.knowledge_base.runtime.queue_status import queue_status
 
     with user_errors(ctx):
         kb = KnowledgeBase(Settings.load(ctx.obj["home"]), worker=True)  # a look: no recovery

@@ -19,7 +19,7 @@ from zhiku.cleaners.registry import cleaners
 from zhiku.core.metadata import OPERATORS, MetadataField, MetadataFilter
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.index_processors import index_processors
-from zhiku.knowledge_base.pipeline import PipelineSpec
+from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.splitters import splitters
 
 SEARCH_METHODS = ("hybrid_search", "semantic_search", "full_text_search", "keyword_search")

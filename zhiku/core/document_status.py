@@ -11,7 +11,7 @@ has rows while it is in progress or paused is being re-indexed and its previous 
 served until the new one replaces it. A document whose re-index fails goes back to the status
 of the version it still serves (``completed`` or ``completed_with_errors``) with the reason in
 ``error``; ``error`` itself is never served. Every write of ``documents.status`` goes through
-:mod:`zhiku.knowledge_base.document_states`, which refuses a transition this table does not hold.
+:mod:`zhiku.knowledge_base.indexing.document_states`, which refuses a transition this table does not hold.
 """
 
 from __future__ import annotations

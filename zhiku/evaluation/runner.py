@@ -21,8 +21,6 @@ from typing import Any, Literal
 from zhiku.core.documents import Chunk, Hit
 from zhiku.core.errors import NotFound, ZhikuError
 from zhiku.core.retrieval_config import DEFAULT_SCORE_THRESHOLD, RetrievalConfig
-from zhiku.datasource.stemming import DEFAULT_STEMMER
-from zhiku.datasource.tokenizer import DEFAULT_HAN_BIGRAMS
 from zhiku.evaluation.calibration import (
     SAMPLE_TOP_K,
     Sample,
@@ -35,6 +33,8 @@ from zhiku.evaluation.coverage import Coverage, coverage
 from zhiku.evaluation.metrics import score_run
 from zhiku.evaluation.sets import FOREIGN_QUESTIONS, EvalSet, Passage
 from zhiku.knowledge_base import Dataset, KnowledgeBase
+from zhiku.text.stemming import DEFAULT_STEMMER
+from zhiku.text.tokenizer import DEFAULT_HAN_BIGRAMS
 
 Mode = Literal["passage", "document"]
 #: How document mode indexes the files: paragraphs, or parents with their children.

@@ -17,9 +17,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from zhiku.core.db.models import DatasetRow, DocumentJobRow, DocumentRow, SegmentRow
 from zhiku.core.errors import NotFound
 from zhiku.core.retrieval_config import RetrievalConfig
-from zhiku.knowledge_base.jobs import ArchivedDocument
-from zhiku.knowledge_base.pipeline import PipelineSpec
+from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.knowledge_base.records import DocumentInfo
+from zhiku.knowledge_base.runtime.jobs import ArchivedDocument
 
 
 @dataclass(frozen=True)

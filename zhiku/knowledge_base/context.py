@@ -10,8 +10,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.config import Settings
 from zhiku.core.secrets import SecretBox
-from zhiku.knowledge_base.dataset_index import DatasetIndex
-from zhiku.knowledge_base.document_states import DocumentStates
+from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex
+from zhiku.knowledge_base.indexing.document_states import DocumentStates
 from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel
 from zhiku.providers.rerank.base import RerankModel

@@ -1,7 +1,8 @@
 """Dataset: the public facade of one dataset — documents, segments, Q&A pairs and search.
 
 It holds an id and a :class:`DatasetContext`; state lives in the database, ingestion in
-:mod:`zhiku.knowledge_base.ingestion`, the write path in :mod:`zhiku.knowledge_base.dataset_index`.
+:mod:`zhiku.knowledge_base.indexing.ingestion`, the write path in
+:mod:`zhiku.knowledge_base.indexing.dataset_index`.
 """
 
 from __future__ import annotations
@@ -31,16 +32,22 @@ from zhiku.knowledge_base import llm_options
 from zhiku.knowledge_base.automatic_filter import AutomaticFilterResult, automatic_filter
 from zhiku.knowledge_base.catalog import Catalog
 from zhiku.knowledge_base.context import DatasetContext
-from zhiku.knowledge_base.dataset_index import DocumentVersion
 from zhiku.knowledge_base.hits import hits_of
-from zhiku.knowledge_base.ingestion import EmbeddingProgress, Ingestion, Progress, Source, new_document
-from zhiku.knowledge_base.jobs import DocumentIndexing
+from zhiku.knowledge_base.indexing.dataset_index import DocumentVersion
+from zhiku.knowledge_base.indexing.ingestion import (
+    EmbeddingProgress,
+    Ingestion,
+    Progress,
+    Source,
+    new_document,
+)
+from zhiku.knowledge_base.indexing.pipeline import Pipeline, PipelineSpec
+from zhiku.knowledge_base.indexing.qa_import import read_qa_csv
+from zhiku.knowledge_base.indexing.segments import SegmentEditor
 from zhiku.knowledge_base.metadata import DatasetMetadata
-from zhiku.knowledge_base.pipeline import Pipeline, PipelineSpec
-from zhiku.knowledge_base.qa_import import read_qa_csv
 from zhiku.knowledge_base.records import DocumentInfo, child_of, segment_of
+from zhiku.knowledge_base.runtime.jobs import DocumentIndexing
 from zhiku.knowledge_base.sections import DatasetSections, SectionInfo
-from zhiku.knowledge_base.segments import SegmentEditor
 from zhiku.providers.llm import ChatModel
 
 S = DocumentStatus

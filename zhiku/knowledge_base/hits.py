@@ -13,7 +13,7 @@ from zhiku.core.db import DatasetRow, DocumentRow, SegmentRow
 from zhiku.core.db.models import CHILD_KIND, SUMMARY_KIND, ChildChunkRow
 from zhiku.core.documents import ChildHit, Hit
 from zhiku.fusion.types import FusedHit
-from zhiku.knowledge_base.document_states import served_condition
+from zhiku.knowledge_base.indexing.document_states import served_condition
 
 _Summary = aliased(ChildChunkRow)
 

@@ -32,25 +32,25 @@ from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, StoreBusy
 from zhiku.core.private import private_directory, private_file
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.core.secrets import SecretBox
-from zhiku.datasource.stemming import DEFAULT_STEMMER, STEMMERS
-from zhiku.datasource.tokenizer import DEFAULT_HAN_BIGRAMS, keep_lexicon_in
 from zhiku.knowledge_base import llm_options
 from zhiku.knowledge_base.answering import build_assistant, token_counter
 from zhiku.knowledge_base.context import DatasetContext
 from zhiku.knowledge_base.dataset import Dataset, as_process_rule, as_retrieval_config
-from zhiku.knowledge_base.dataset_index import DatasetIndex, open_embedding
-from zhiku.knowledge_base.db_locks import ServerPresence
-from zhiku.knowledge_base.document_states import DocumentStates
-from zhiku.knowledge_base.owner_lock import OwnerLock
-from zhiku.knowledge_base.pipeline import PipelineSpec
+from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex, open_embedding
+from zhiku.knowledge_base.indexing.document_states import DocumentStates
+from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.knowledge_base.profiles import DatabaseProfiles
-from zhiku.knowledge_base.uploads import open_uploads
+from zhiku.knowledge_base.runtime.db_locks import ServerPresence
+from zhiku.knowledge_base.runtime.owner_lock import OwnerLock
+from zhiku.knowledge_base.runtime.uploads import open_uploads
 from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel
 from zhiku.providers.rerank.base import RerankModel
 from zhiku.retrieval.multi_path import Merge
 from zhiku.retrieval.routing import RoutedRetrieval
 from zhiku.retrieval.types import RetrievalResult, Routing
+from zhiku.text.stemming import DEFAULT_STEMMER, STEMMERS
+from zhiku.text.tokenizer import DEFAULT_HAN_BIGRAMS, keep_lexicon_in
 
 #: Opened rerank and chat models kept at once (each may hold a connection pool or weights).
 MODEL_CACHE_SIZE = 16
@@ -158,7 +158,7 @@ class KnowledgeBase:
         ``stemmer`` folds the words outside Chinese text for BM25 and keyword search (``plural``,
         the default; ``english``, Snowball; None: as written); it is fixed with the indexes, as is
         ``han_bigrams`` (BM25 also matches pairs of neighbouring Chinese characters; see
-        :meth:`~zhiku.datasource.tokenizer.Tokenizer.terms`).
+        :meth:`~zhiku.text.tokenizer.Tokenizer.terms`).
         ``llm`` overrides the knowledge base's chat model for this dataset's Q&A indexing
         (keys ``base_url``, ``model``, ``api_key``, ``timeout``, ``max_retries``, ``max_concurrency``).
         """

@@ -19,8 +19,8 @@ from zhiku.core.db.inserts import insert_missing
 from zhiku.core.db.models import Base, DatasetRow, DocumentRow, EmbeddingCacheRow
 from zhiku.core.document_status import FINISHED, DocumentStatus
 from zhiku.core.errors import AlreadyExists
-from zhiku.knowledge_base.dataset_index import DocumentVersion
-from zhiku.knowledge_base.ingestion import WRITE_BATCH_SEGMENTS, Progress
+from zhiku.knowledge_base.indexing.dataset_index import DocumentVersion
+from zhiku.knowledge_base.indexing.ingestion import WRITE_BATCH_SEGMENTS, Progress
 
 if TYPE_CHECKING:
     from zhiku.knowledge_base.knowledge_base import KnowledgeBase

@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db import DatasetRow, DocumentRow, SegmentRow
 from zhiku.core.documents import content_hash
-from zhiku.knowledge_base.document_states import served_condition
+from zhiku.knowledge_base.indexing.document_states import served_condition
 from zhiku.retrieval.types import DatasetProfile
 
 

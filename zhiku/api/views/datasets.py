@@ -15,7 +15,7 @@ from zhiku.api.schemas import DatasetCreate, DatasetListQuery, DatasetUpdate
 from zhiku.api.views.common import datasets_json, offset, page
 from zhiku.core.errors import AlreadyExists
 from zhiku.knowledge_base import Dataset
-from zhiku.knowledge_base.pipeline import PipelineSpec
+from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 
 routes = Routes("datasets")
 

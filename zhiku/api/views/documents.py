@@ -32,7 +32,7 @@ from zhiku.api.views.common import document_json, documents_json, offset, page
 from zhiku.core.errors import ExtractionError, UnsupportedFileType
 from zhiku.extractors.sniff import detect_format
 from zhiku.knowledge_base import Dataset
-from zhiku.knowledge_base.jobs import new_batch
+from zhiku.knowledge_base.runtime.jobs import new_batch
 
 routes = Routes("documents")
 

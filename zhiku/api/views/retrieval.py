@@ -18,7 +18,7 @@ from zhiku.api.schemas import CrossRetrieveBody, RetrieveBody
 from zhiku.core.documents import Hit, Segment
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.knowledge_base.hits import HitDetails, hit_details
-from zhiku.knowledge_base.segments import StoredSegment
+from zhiku.knowledge_base.indexing.segments import StoredSegment
 
 routes = Routes("retrieval")
 

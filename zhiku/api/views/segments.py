@@ -11,7 +11,7 @@ from zhiku.api.responses import Result, SegmentList, SegmentOne, SegmentPage
 from zhiku.api.routing import Routes
 from zhiku.api.schemas import SegmentListQuery, SegmentsCreate, SegmentUpdate
 from zhiku.api.views.common import offset, page
-from zhiku.knowledge_base.segments import NewSegment
+from zhiku.knowledge_base.indexing.segments import NewSegment
 
 routes = Routes("segments")
 

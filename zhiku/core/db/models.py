@@ -241,7 +241,7 @@ class ApiKeyRow(Base):
 
 class PreparedVersionRow(Base):
     """A document version a worker extracted, split and embedded, waiting for the process that
-    owns the embedded stores to write it (see :mod:`zhiku.knowledge_base.prepared_versions`)."""
+    owns the embedded stores to write it (see :mod:`zhiku.knowledge_base.runtime.prepared_versions`)."""
 
     __tablename__ = "prepared_versions"
 

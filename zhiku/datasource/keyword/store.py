@@ -29,8 +29,8 @@ from zhiku.core.db.models import (
 )
 from zhiku.core.scope import DocumentScope
 from zhiku.core.sections import SECTION_KEY, SEPARATOR
-from zhiku.datasource.keyword.extraction import SATURATED_WEIGHT, idf, query_keywords
-from zhiku.datasource.tokenizer import Tokenizer
+from zhiku.text.keywords import SATURATED_WEIGHT, idf, query_keywords
+from zhiku.text.tokenizer import Tokenizer
 
 
 @dataclass(frozen=True)

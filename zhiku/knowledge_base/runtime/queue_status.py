@@ -82,7 +82,7 @@ def queue_status(kb: KnowledgeBase, *, ping_timeout: float = 1.0) -> QueueStatus
     settings = kb.settings
     if settings.task_queue != "celery":
         return QueueStatus("threads", documents, running=running, prepared_waiting=prepared)
-    from zhiku.knowledge_base.celery_queue import celery_app, queue_depth, workers_alive
+    from zhiku.knowledge_base.runtime.celery_queue import celery_app, queue_depth, workers_alive
 
     app = celery_app(settings)
     try:

@@ -60,18 +60,18 @@ from zhiku.datasource.keyword import KeywordExtractor, KeywordStore
 from zhiku.datasource.keyword.store import CHILD_POSTINGS
 from zhiku.datasource.points.base import SegmentStore
 from zhiku.datasource.points.server import QdrantServer
-from zhiku.datasource.tokenizer import Tokenizer
 from zhiku.datasource.vector import open_vector_store
 from zhiku.datasource.vector.base import VectorRecord, VectorStore
 from zhiku.index_processors.summary import SUMMARY_OF
-from zhiku.knowledge_base.db_locks import DatasetLock
-from zhiku.knowledge_base.document_states import move_in, served_condition
-from zhiku.knowledge_base.embedding_cache import DatabaseEmbeddingCache
-from zhiku.knowledge_base.keyword_rebuild import BATCH_SIZE, rebuild_keywords
+from zhiku.knowledge_base.indexing.document_states import move_in, served_condition
+from zhiku.knowledge_base.indexing.embedding_cache import DatabaseEmbeddingCache
+from zhiku.knowledge_base.indexing.keyword_rebuild import BATCH_SIZE, rebuild_keywords
 from zhiku.knowledge_base.records import child_of, segment_of
+from zhiku.knowledge_base.runtime.db_locks import DatasetLock
 from zhiku.providers.embedding import CachedEmbedding, create_embedding_model
 from zhiku.retrieval.dataset_search import DatasetSearch
 from zhiku.retrieval.relevance import shipped_calibration
+from zhiku.text.tokenizer import Tokenizer
 
 log = logging.getLogger(__name__)
 S = DocumentStatus

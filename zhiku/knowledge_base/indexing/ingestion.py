@@ -6,7 +6,7 @@ checkpoint of whatever stage it is in — extraction, cleaning, splitting, the i
 or embedding, whose vectors are cached batch by batch, so a stopped or crashed document resumes
 from its last embedded batch. Versions of several documents are then written together (one
 flush and one transaction for up to :data:`WRITE_BATCH_SEGMENTS` segments); see
-:mod:`zhiku.knowledge_base.dataset_index` for what makes that write all-or-nothing.
+:mod:`zhiku.knowledge_base.indexing.dataset_index` for what makes that write all-or-nothing.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from zhiku.core.documents import Chunk
 from zhiku.core.errors import Cancelled, InvalidInput, TimeLimitExceeded, ZhikuError
 from zhiku.extractors.budget import ParseBudget, parse_budget
 from zhiku.knowledge_base.context import DatasetContext
-from zhiku.knowledge_base.dataset_index import DatasetIndex, DocumentVersion, points_of_segment
-from zhiku.knowledge_base.document_states import DocumentStates
-from zhiku.knowledge_base.pipeline import Pipeline
+from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex, DocumentVersion, points_of_segment
+from zhiku.knowledge_base.indexing.document_states import DocumentStates
+from zhiku.knowledge_base.indexing.pipeline import Pipeline
 
 S = DocumentStatus
 

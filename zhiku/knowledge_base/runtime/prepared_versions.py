@@ -10,7 +10,7 @@ owner embeds nothing. A version written twice (the owner crashed between its com
 removal of the row) is refused the second time: the document is no longer ``indexing``.
 
 The writer sleeps until a worker announces a hand-over on the broker's Redis
-(:mod:`zhiku.knowledge_base.worker_signals`), and polls the table every ``poll_seconds`` besides
+(:mod:`zhiku.knowledge_base.runtime.worker_signals`), and polls the table every ``poll_seconds`` besides
 (the only wake-up without a Redis broker); versions that arrived meanwhile go in one write.
 """
 
@@ -27,12 +27,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db.models import PreparedVersionRow
 from zhiku.core.documents import ChildChunk, Segment
-from zhiku.knowledge_base.dataset_index import DocumentVersion
-from zhiku.knowledge_base.jobs import IndexingQueue
+from zhiku.knowledge_base.indexing.dataset_index import DocumentVersion
+from zhiku.knowledge_base.runtime.jobs import IndexingQueue
 
 if TYPE_CHECKING:
     from zhiku.knowledge_base.knowledge_base import KnowledgeBase
-    from zhiku.knowledge_base.worker_signals import WorkerSignals
+    from zhiku.knowledge_base.runtime.worker_signals import WorkerSignals
 
 log = logging.getLogger(__name__)
 

@@ -40,9 +40,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from zhiku.core.db.models import DocumentJobRow, DocumentRow, new_id, utcnow
 from zhiku.core.document_status import IN_PROGRESS, RESTARTABLE, DocumentStatus
 from zhiku.core.errors import InvalidInput, NotFound, ZhikuError
-from zhiku.knowledge_base.document_states import DocumentStates, move_in
-from zhiku.knowledge_base.ingestion import Source
-from zhiku.knowledge_base.uploads import UploadStore, reference_name
+from zhiku.knowledge_base.indexing.document_states import DocumentStates, move_in
+from zhiku.knowledge_base.indexing.ingestion import Source
+from zhiku.knowledge_base.runtime.uploads import UploadStore, reference_name
 
 S = DocumentStatus
 
@@ -78,7 +78,7 @@ class Job:
 
     document_id: str
     dataset_id: str
-    #: the stored upload's reference (a path, or ``db:...``; see :mod:`zhiku.knowledge_base.uploads`)
+    #: the stored upload's reference (a path, or ``db:...``; see :mod:`zhiku.knowledge_base.runtime.uploads`)
     upload: str
     process_rule: dict[str, Any] | None
 

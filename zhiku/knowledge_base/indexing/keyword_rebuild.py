@@ -22,7 +22,7 @@ from zhiku.core.db.models import CHILD_KIND, ChildChunkRow, SegmentRow
 
 if TYPE_CHECKING:
     from zhiku.datasource.keyword import KeywordStore
-    from zhiku.knowledge_base.dataset_index import DatasetIndex
+    from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex
 
 #: Points rebuilt per transaction.
 BATCH_SIZE = 500

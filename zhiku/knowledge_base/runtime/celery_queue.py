@@ -1,7 +1,7 @@
 """Indexing on Celery workers (setting ``task_queue = "celery"``, a Redis ``broker_url``).
 
 An API process queues a document as before (a ``waiting`` row and its stored upload) and sends
-one task naming it; a worker (``zhiku worker``, :mod:`zhiku.knowledge_base.celery_worker`) claims
+one task naming it; a worker (``zhiku worker``, :mod:`zhiku.knowledge_base.runtime.celery_worker`) claims
 it from the database and indexes it. The database stays the source of truth, so a task is only a
 hint and running it twice is harmless: the second claim finds the document no longer waiting.
 
@@ -20,14 +20,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from zhiku.core.config import Settings
-from zhiku.knowledge_base.jobs import IndexingQueue
-from zhiku.knowledge_base.worker_signals import open_signals
+from zhiku.knowledge_base.runtime.jobs import IndexingQueue
+from zhiku.knowledge_base.runtime.worker_signals import open_signals
 
 if TYPE_CHECKING:
     from celery import Celery
 
     from zhiku.knowledge_base.knowledge_base import KnowledgeBase
-    from zhiku.knowledge_base.prepared_versions import PreparedVersionWriter
+    from zhiku.knowledge_base.runtime.prepared_versions import PreparedVersionWriter
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ class CeleryIndexing:
         self._signals = open_signals(settings.broker_url, settings.worker_lease_seconds)
         self._writer: PreparedVersionWriter | None = None
         if settings.embedded_stores:
-            from zhiku.knowledge_base.prepared_versions import PreparedVersionWriter
+            from zhiku.knowledge_base.runtime.prepared_versions import PreparedVersionWriter
 
             # woken by the workers' hand-over messages; the poll only catches a lost one
             poll = 0.5 if self._signals is None else 2.0

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import jieba
 
-from zhiku.datasource.tokenizer import Tokenizer
+from zhiku.text.tokenizer import Tokenizer
 
 _lock = threading.Lock()
 

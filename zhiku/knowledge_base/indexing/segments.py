@@ -25,10 +25,10 @@ from zhiku.core.document_status import FINISHED, IN_PROGRESS
 from zhiku.core.documents import ChildChunk, Segment, child_chunk_id, content_hash, segment_id
 from zhiku.core.errors import InvalidInput, NotFound
 from zhiku.index_processors.parent_child import child_chunks
-from zhiku.knowledge_base.dataset_index import DatasetIndex
-from zhiku.knowledge_base.jobs import ArchivedDocument, DocumentIndexing, InvalidState
-from zhiku.knowledge_base.pipeline import PipelineSpec
+from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex
+from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.knowledge_base.records import child_of, segment_of
+from zhiku.knowledge_base.runtime.jobs import ArchivedDocument, DocumentIndexing, InvalidState
 from zhiku.splitters import TiktokenLength, TransformersTokenizerLength
 from zhiku.splitters.length import LengthFunction
 

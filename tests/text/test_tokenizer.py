@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from zhiku.core.errors import ConfigError
-from zhiku.datasource.tokenizer import BIGRAM_MARK, DEFAULT_STOP_WORDS, Tokenizer
+from zhiku.text.tokenizer import BIGRAM_MARK, DEFAULT_STOP_WORDS, Tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +101,7 @@ def _tokens_in_fresh_process(directory: Path) -> list[str]:
     program = (
         "import json, sys\n"
         "from pathlib import Path\n"
-        "from zhiku.datasource import tokenizer\n"
+        "from zhiku.text import tokenizer\n"
         "tokenizer.keep_lexicon_in(Path(sys.argv[1]))\n"
         "print(json.dumps(tokenizer.Tokenizer().tokenize('会员积分的有效期是多久？中华人民共和国')))\n"
     )

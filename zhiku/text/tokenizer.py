@@ -3,7 +3,7 @@
 Chinese runs get jieba's search-mode tokens (``cut_for_search``: words plus the dictionary words
 inside long words, which favours recall), computed by :class:`SearchCutter`, which gives the
 same tokens in less time; any other text becomes lower-cased ``\\w+`` words, stemmed when the
-tokenizer has a stemmer (:mod:`zhiku.datasource.stemming`). Punctuation and whitespace are
+tokenizer has a stemmer (:mod:`zhiku.text.stemming`). Punctuation and whitespace are
 dropped, digits kept, stop words removed (before stemming: the list holds surface forms).
 
 A tokenizer with a user dictionary segments with its own copy of jieba's dictionary, so one
@@ -41,8 +41,8 @@ from typing import Any
 import jieba
 
 from zhiku.core.errors import ConfigError
-from zhiku.datasource.search_cut import Lexicon, SearchCutter
-from zhiku.datasource.stemming import make_stemmer
+from zhiku.text.search_cut import Lexicon, SearchCutter
+from zhiku.text.stemming import make_stemmer
 
 #: A few very frequent Chinese function words and English stop words; short on purpose, since
 #: BM25's IDF already discounts common words and a long list removes meaning ("not", "no").
@@ -160,7 +160,7 @@ class Tokenizer:
     ``stop_words`` replaces :data:`DEFAULT_STOP_WORDS` (pass ``[]`` to keep every token); they are
     compared after lower-casing. ``hmm`` lets jieba guess words missing from its dictionary.
     ``stemmer`` names a stemmer for the words outside Chinese text (``plural`` or ``english``,
-    see :mod:`zhiku.datasource.stemming`); None keeps them as written. An unknown name raises
+    see :mod:`zhiku.text.stemming`); None keeps them as written. An unknown name raises
     :class:`ConfigError`. ``han_bigrams`` adds the pairs of neighbouring Chinese characters to
     :meth:`terms` (BM25's terms), not to :meth:`tokenize`.
     """

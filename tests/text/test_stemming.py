@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from zhiku.core.errors import ConfigError
-from zhiku.datasource.stemming import make_stemmer, plural_stem
-from zhiku.datasource.tokenizer import Tokenizer
+from zhiku.text.stemming import make_stemmer, plural_stem
+from zhiku.text.tokenizer import Tokenizer
 
 
 @pytest.mark.parametrize(

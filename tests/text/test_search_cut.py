@@ -8,9 +8,9 @@ from pathlib import Path
 import jieba
 import pytest
 
-from zhiku.datasource.search_cut import Lexicon, SearchCutter
-from zhiku.datasource.tokenizer import _HAN_BLOCK, _default_prefix_dict
 from zhiku.demo.runner import corpus_files
+from zhiku.text.search_cut import Lexicon, SearchCutter
+from zhiku.text.tokenizer import _HAN_BLOCK, _default_prefix_dict
 
 #: Characters for random blocks: common Han characters, and the ASCII jieba keeps inside a block.
 _ALPHABET = (

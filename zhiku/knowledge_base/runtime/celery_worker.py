@@ -7,11 +7,11 @@ Which stores a worker writes is decided by the settings, never by the operator:
 - with the embedded stores (single-writer shards under the data directory), the worker opens no
   store: it extracts, cleans, splits and embeds (into the embedding cache in the database) and
   hands the version to the process owning the stores (``zhiku serve``), which writes the points
-  (:mod:`zhiku.knowledge_base.prepared_versions`).
+  (:mod:`zhiku.knowledge_base.runtime.prepared_versions`).
 
 A worker holds a lease on the document it runs, renewed every third of ``worker_lease_seconds``
 by a heartbeat thread, which also reclaims documents whose worker died (see
-:class:`~zhiku.knowledge_base.celery_queue.LeaseReaper`). A worker never recovers documents the
+:class:`~zhiku.knowledge_base.runtime.celery_queue.LeaseReaper`). A worker never recovers documents the
 way ``zhiku serve`` does at start: running documents of other workers are theirs.
 """
 
@@ -27,13 +27,13 @@ from typing import Literal
 
 from zhiku.core.config import Settings
 from zhiku.core.errors import ZhikuError
-from zhiku.knowledge_base.celery_queue import QUEUE, TASK, TaskSender, celery_app
-from zhiku.knowledge_base.jobs import IndexingQueue, Job
+from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.knowledge_base.knowledge_base import KnowledgeBase
-from zhiku.knowledge_base.pipeline import PipelineSpec
-from zhiku.knowledge_base.prepared_versions import PreparedVersions
-from zhiku.knowledge_base.uploads import open_uploads
-from zhiku.knowledge_base.worker_signals import open_signals
+from zhiku.knowledge_base.runtime.celery_queue import QUEUE, TASK, TaskSender, celery_app
+from zhiku.knowledge_base.runtime.jobs import IndexingQueue, Job
+from zhiku.knowledge_base.runtime.prepared_versions import PreparedVersions
+from zhiku.knowledge_base.runtime.uploads import open_uploads
+from zhiku.knowledge_base.runtime.worker_signals import open_signals
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,1 @@
+"""The write path: pipelines, ingestion, the write protocol over the three stores, segment edits."""
