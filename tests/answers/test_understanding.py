@@ -6,7 +6,7 @@ from tests.fixtures.openai_server import Reply, ScriptedChatServer, in_order, la
 from zhiku import KnowledgeBase
 from zhiku.answers.config import AnswerConfig, Intent
 from zhiku.answers.memory import Turn
-from zhiku.answers.understanding import QueryUnderstanding
+from zhiku.answers.understanding import QueryUnderstanding, SectionChoice
 from zhiku.providers.llm import ChatModel
 
 HISTORY = [Turn("小米14手机有哪些颜色？", "有黑色、白色和绿色[1]。")]
@@ -16,8 +16,12 @@ def understanding(kb: KnowledgeBase, chat: ChatModel | None) -> QueryUnderstandi
     return QueryUnderstanding(kb.embedding("use", {}), lambda: chat)
 
 
+def understood(query: str, **more: object) -> Reply:
+    return Reply.tool_call("understand", {"query": query, "retrieve": True, **more})
+
+
 def test_condense_rewrites_a_follow_up_with_the_history(kb: KnowledgeBase) -> None:
-    with ScriptedChatServer(in_order(Reply.text("小米14手机多少钱？"))) as server:
+    with ScriptedChatServer(in_order(understood("小米14手机多少钱？"))) as server:
         chat = ChatModel(server.base_url, "fake", retry_backoff=0.01)
         plan = understanding(kb, chat).plan("那它多少钱？", HISTORY, AnswerConfig())
         sent = last_user_text(server.requests[0])
@@ -25,10 +29,30 @@ def test_condense_rewrites_a_follow_up_with_the_history(kb: KnowledgeBase) -> No
     assert "小米14手机有哪些颜色？" in sent and "那它多少钱？" in sent
 
 
-def test_condense_without_a_model_prepends_the_previous_question(kb: KnowledgeBase) -> None:
+def test_offline_a_follow_up_that_refers_back_is_searched_with_the_question_before(kb: KnowledgeBase) -> None:
     plan = understanding(kb, None).plan("那它多少钱？", HISTORY, AnswerConfig())
-    assert plan.search_query == "小米14手机有哪些颜色？ 那它多少钱？"
+    assert plan.search_query == "小米14手机有哪些颜色？ 那它多少钱？" and plan.condensed
+    assert any("refers back" in note for note in plan.notes)
     assert understanding(kb, None).plan("那它多少钱？", [], AnswerConfig()).condensed is False
+
+
+def test_offline_a_follow_up_naming_its_own_subject_is_searched_alone(kb: KnowledgeBase) -> None:
+    history = [Turn("How do membership points work?", "One point per yuan spent [1].")]
+    question = "And how long is the warranty on the smart kettle?"
+    plan = understanding(kb, None).plan(question, history, AnswerConfig())
+    assert (plan.search_query, plan.condensed) == (question, False)
+    assert "follow-up: it names its own subject; searched alone" in plan.notes
+
+
+def test_offline_a_chain_of_follow_ups_reaches_back_to_the_question_that_stood_alone(
+    kb: KnowledgeBase,
+) -> None:
+    history = [
+        Turn("杭州旗舰店周六几点开门？", "10:00-22:00 [1]"),
+        Turn("那周日呢？", "周日也是 10:00-22:00 [1]"),
+    ]
+    plan = understanding(kb, None).plan("周一呢？", history, AnswerConfig())
+    assert plan.search_query == "杭州旗舰店周六几点开门？ 那周日呢？ 周一呢？"
 
 
 def test_a_failing_model_falls_back_and_says_so(kb: KnowledgeBase) -> None:
@@ -37,13 +61,13 @@ def test_a_failing_model_falls_back_and_says_so(kb: KnowledgeBase) -> None:
         plan = understanding(kb, chat).plan("那它多少钱？", HISTORY, AnswerConfig(hyde=True))
     assert plan.search_query == "小米14手机有哪些颜色？ 那它多少钱？"
     assert plan.hyde is False and plan.semantic_query == plan.search_query
-    assert any(note.startswith("condense: the chat model failed") for note in plan.notes)
+    assert any(note.startswith("understand: the chat model failed") for note in plan.notes)
     assert any(note.startswith("hyde: the chat model failed") for note in plan.notes)
 
 
 def test_hyde_drives_only_the_semantic_query(kb: KnowledgeBase) -> None:
     passage = "员工每年有十五天带薪年假，需提前申请。"
-    with ScriptedChatServer(in_order(Reply.text(passage))) as server:
+    with ScriptedChatServer(in_order(understood("年假有几天？"), Reply.text(passage))) as server:
         chat = ChatModel(server.base_url, "fake")
         plan = understanding(kb, chat).plan("年假有几天？", [], AnswerConfig(hyde=True))
     assert (plan.search_query, plan.semantic_query, plan.hyde) == ("年假有几天？", passage, True)
@@ -72,11 +96,71 @@ def test_the_embedding_classifier_picks_the_nearest_intent(kb: KnowledgeBase) ->
     assert (plan.intent, plan.action) == ("policy", "answer")
 
 
-def test_the_llm_classifier_is_asked_with_one_tool_per_intent(kb: KnowledgeBase) -> None:
-    with ScriptedChatServer(in_order(Reply.tool_call("intent_1", {}))) as server:
+def test_the_llm_classifier_picks_the_intent_in_the_understanding_call(kb: KnowledgeBase) -> None:
+    with ScriptedChatServer(in_order(understood("how many leave days?", intent="chitchat"))) as server:
         chat = ChatModel(server.base_url, "fake")
         config = AnswerConfig(intents=INTENTS, intent_classifier="llm")
+        plan = understanding(kb, chat).plan("how many leave days?", [], config)
+        (tool,) = server.requests[0]["tools"]
+    assert tool["function"]["parameters"]["properties"]["intent"]["enum"] == ["policy", "chitchat"]
+    assert (plan.intent, plan.action) == ("chitchat", "refuse")
+
+
+def test_without_understanding_the_llm_classifier_has_one_tool_per_intent(kb: KnowledgeBase) -> None:
+    with ScriptedChatServer(in_order(Reply.tool_call("intent_1", {}))) as server:
+        chat = ChatModel(server.base_url, "fake")
+        config = AnswerConfig(intents=INTENTS, intent_classifier="llm", condense=False)
         plan = understanding(kb, chat).plan("how many leave days?", [], config)
         tools = [tool["function"]["name"] for tool in server.requests[0]["tools"]]
     assert tools == ["intent_0", "intent_1"]
     assert (plan.intent, plan.action) == ("chitchat", "refuse")
+
+
+def test_every_question_is_understood_even_the_first_typos_fixed(kb: KnowledgeBase) -> None:
+    with ScriptedChatServer(in_order(understood("How many days of annual leave?"))) as server:
+        chat = ChatModel(server.base_url, "fake")
+        plan = understanding(kb, chat).plan("How many dyas of anual leave?", [], AnswerConfig())
+        sent = last_user_text(server.requests[0])
+    assert (plan.search_query, plan.condensed) == ("How many days of annual leave?", True)
+    assert "Conversation" not in sent  # no history to fold in
+
+
+SECTIONS = [
+    SectionChoice("Handbook > Leave", "annual leave, sick leave, parental leave"),
+    SectionChoice("Handbook > Expenses", "travel and meal expenses, reimbursement"),
+]
+
+
+def test_the_chat_model_chooses_among_the_described_sections(kb: KnowledgeBase) -> None:
+    picked = ["Handbook > Leave", "Handbook > Nowhere", "Handbook > Leave"]
+    with ScriptedChatServer(in_order(understood("sick leave days", sections=picked))) as server:
+        chat = ChatModel(server.base_url, "fake")
+        plan = understanding(kb, chat).plan("sick leave?", [], AnswerConfig(), SECTIONS)
+        (tool,) = server.requests[0]["tools"]
+    offered = tool["function"]["parameters"]["properties"]["sections"]["items"]["enum"]
+    assert offered == ["Handbook > Leave", "Handbook > Expenses"]
+    assert plan.sections == ("Handbook > Leave",)  # unknown names dropped, each once
+
+
+def test_no_search_needed_is_a_general_answer_only_when_allowed(kb: KnowledgeBase) -> None:
+    hello = understood("hello!", retrieve=False)
+    with ScriptedChatServer(in_order(hello, hello)) as server:
+        chat = ChatModel(server.base_url, "fake")
+        allowed = understanding(kb, chat).plan("hello!", [], AnswerConfig(general_answers=True))
+        default = understanding(kb, chat).plan("hello!", [], AnswerConfig())
+    assert allowed.action == "chat"
+    assert default.action == "answer" and any("searched anyway" in note for note in default.notes)
+
+
+def test_a_malformed_understanding_falls_back_offline(kb: KnowledgeBase) -> None:
+    replies = in_order(
+        Reply.tool_call("understand", "{not json"),
+        Reply.tool_call("understand", {"query": "x" * 10_000, "retrieve": True}),
+        Reply.text("the answer is 15 days"),
+    )
+    with ScriptedChatServer(replies) as server:
+        chat = ChatModel(server.base_url, "fake")
+        plans = [understanding(kb, chat).plan("那它多少钱？", HISTORY, AnswerConfig()) for _ in range(3)]
+    for plan in plans:
+        assert plan.search_query == "小米14手机有哪些颜色？ 那它多少钱？"
+        assert any(note.startswith("understand: ") for note in plan.notes)

@@ -233,9 +233,41 @@ def test_an_off_topic_question_is_answered_not_found_without_asking_the_model(ch
     )
     text = "".join(event["answer"] for event in streamed if event["event"] == "message")
     assert text == "The knowledge base has nothing on this question."
-    assert len(chat.server.requests) == asked  # the model wrote no answer
+    # the model read each question (the understanding call, a tool call) but wrote no answer
+    assert [request["tools"][0]["function"]["name"] for request in chat.server.requests[asked:]] == [
+        "understand"
+    ] * 3
     on_topic = chat.api.post(
         "/v1/chat-messages", json={"query": "年假有几天？", "response_mode": "blocking", "answer": LLM}
     )
     assert on_topic.json["answer"] == "员工每年有十五天带薪年假[1]。"
-    assert len(chat.server.requests) == asked + 1
+    assert len(chat.server.requests) == asked + 5  # three read, then one read and one answer
+
+
+def test_a_greeting_is_answered_by_the_model_alone_and_labelled_so(tmp_path: Path) -> None:
+    """With ``general_answers``, a message the model reads as needing no search is answered by the
+    model alone, with no sources and a label in the text; without it, it is searched as usual."""
+
+    def handler(body: dict[str, Any]) -> Reply:
+        if body.get("tools"):
+            return Reply.tool_call("understand", {"query": "hello", "retrieve": False})
+        return Reply.streamed("Hello! How can I help?")
+
+    with chat_app(tmp_path, handler) as chat:
+        config = {**LLM, "general_answers": True}
+        body = {"query": "hello", "response_mode": "blocking", "answer": config, "user": "u"}
+        dify = chat.api.post("/v1/chat-messages", json=body)
+        assert dify.status_code == 200, dify.json
+        assert dify.json["answer"].startswith("Hello! How can I help?")
+        assert "not from the knowledge base" in dify.json["answer"]
+        assert dify.json["metadata"]["grounded"] is False
+        assert dify.json["metadata"]["plan"]["action"] == "chat"
+        assert dify.json["metadata"]["retriever_resources"] == []
+        openai = chat.api.post(
+            "/v1/chat/completions",
+            json={"model": "zhiku", "messages": [{"role": "user", "content": "hello"}], "answer": LLM},
+        )
+        assert openai.status_code == 200, openai.json
+        assert openai.json["grounded"] is True  # general answers are off: searched, found nothing
+        answer = openai.json["choices"][0]["message"]["content"]
+        assert answer == "The knowledge base has nothing on this question."

@@ -16,10 +16,17 @@ from zhiku.answers.citations import finish
 from zhiku.answers.config import AnswerConfig
 from zhiku.answers.generation import LlmAnswerer
 from zhiku.answers.memory import ConversationStore, Turn
-from zhiku.answers.prompts import NOTHING_FOUND, REFUSAL, language_of
+from zhiku.answers.prompts import (
+    GENERAL_ANSWER,
+    NOT_FROM_KNOWLEDGE_BASE,
+    NOTHING_FOUND,
+    REFUSAL,
+    Language,
+    language_of,
+)
 from zhiku.answers.sources import Source, assemble_sources
 from zhiku.answers.types import Answer, AnswerEvent, Citation, QueryPlan
-from zhiku.answers.understanding import QueryUnderstanding
+from zhiku.answers.understanding import QueryUnderstanding, SectionChoice
 from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import Hit
 from zhiku.core.errors import ConfigError
@@ -27,6 +34,8 @@ from zhiku.providers.llm import ChatModel
 
 #: Retrieval as the assistant sees it: the plan and the datasets asked (None: all) → hits.
 Retrieve = Callable[[QueryPlan, Sequence[str] | None], list[Hit]]
+#: The described sections of the datasets asked (None: all), for understanding to choose from.
+DescribeSections = Callable[[Sequence[str] | None], list[SectionChoice]]
 
 
 class SentenceAnswerer(Protocol):
@@ -59,7 +68,9 @@ class Assistant:
         chat_model: Callable[[], ChatModel | None],
         extractive: SentenceAnswerer,
         count_tokens: Callable[[str], int],
+        describe_sections: DescribeSections = lambda datasets: [],
     ) -> None:
+        self._describe_sections = describe_sections
         self._retrieve = retrieve
         self._understanding = understanding
         self._conversations = conversations
@@ -96,7 +107,9 @@ class Assistant:
         timings: dict[str, float],
     ) -> Iterator[AnswerEvent]:
         mark = time.perf_counter()
-        plan = self._understanding.plan(request.question, history, config)
+        understands = config.condense and self._chat_model() is not None
+        sections = self._describe_sections(request.datasets) if understands else []
+        plan = self._understanding.plan(request.question, history, config, sections)
         timings["plan"] = _ms(mark)
         yield AnswerEvent("plan", plan=plan)
         language = language_of(request.question)
@@ -116,9 +129,16 @@ class Assistant:
 
         mark = time.perf_counter()
         answerer = "llm" if chat is not None else self._extractive.name
-        no_answer = False
+        no_answer, grounded = False, True
         citations: list[Citation]
-        if plan.action == "refuse":
+        if plan.action == "chat" and chat is not None:
+            grounded, citations = False, []
+            pieces: list[str] = []
+            for delta in self._general_answer(chat, request.question, history, language, config):
+                pieces.append(delta)
+                yield AnswerEvent("delta", delta=delta)
+            text = "".join(pieces)
+        elif plan.action != "answer":  # refuse, or chat with no model to answer alone
             text, citations, no_answer = self._refusal(plan, config, language), [], True
             yield AnswerEvent("delta", delta=text)
         elif not sources:
@@ -151,6 +171,7 @@ class Assistant:
             plan=plan,
             answerer=answerer,
             no_answer=no_answer,
+            grounded=grounded,
             usage={"answer_tokens": self._count_tokens(text)},
         )
         if request.remember:
@@ -166,6 +187,26 @@ class Assistant:
         if chat is None and config.answerer == "llm":
             raise ConfigError("answerer 'llm' needs a chat model (ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL)")
         return chat
+
+    def _general_answer(
+        self,
+        chat: ChatModel,
+        question: str,
+        history: Sequence[Turn],
+        language: Language,
+        config: AnswerConfig,
+    ) -> Iterator[str]:
+        """The chat model alone, then the label saying so (part of the answer text, so every client
+        shows it)."""
+        messages: list[dict[str, str]] = [{"role": "system", "content": GENERAL_ANSWER[language]}]
+        for turn in history:
+            messages.append({"role": "user", "content": turn.question})
+            messages.append({"role": "assistant", "content": turn.answer})
+        messages.append({"role": "user", "content": question})
+        for delta in chat.stream(messages, max_tokens=config.max_answer_tokens):
+            checkpoint()
+            yield delta
+        yield f"\n\n{NOT_FROM_KNOWLEDGE_BASE[language]}"
 
     def _refusal(self, plan: QueryPlan, config: AnswerConfig, language: str) -> str:
         for intent in config.intents:

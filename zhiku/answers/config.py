@@ -20,7 +20,9 @@ class Intent(BaseModel):
 
     name: str = Field(min_length=1, max_length=64)
     description: str = Field(min_length=1, max_length=1000)
-    action: Literal["answer", "refuse"] = "answer"
+    #: ``answer`` from the knowledge base, cited; ``chat``: the chat model alone, labelled as not
+    #: from the knowledge base (a refusal without one); ``refuse`` politely.
+    action: Literal["answer", "chat", "refuse"] = "answer"
     #: Restrict retrieval to these datasets (names or ids) when this intent is chosen.
     datasets: tuple[str, ...] | None = Field(None, max_length=50)
     #: Restrict retrieval to this section (a heading path such as ``"Handbook > Leave"``) and the
@@ -37,9 +39,14 @@ class AnswerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     answerer: AnswererName = "auto"
-    #: Rewrite a follow-up with the conversation into a standalone question (the chat model; the
-    #: previous question prepended when there is none).
+    #: Understand every question with the chat model in one call: a standalone query (typos
+    #: fixed, the conversation folded in only when needed), the intent, the sections to search,
+    #: whether to search at all. With no chat model, a follow-up is searched with the questions
+    #: before it only when it depends on them.
     condense: bool = True
+    #: When the chat model judges that a message needs no search (a greeting, small talk), let it
+    #: answer alone, labelled as not from the knowledge base; off, every question is searched.
+    general_answers: bool = False
     #: Drive semantic search with a hypothetical answer written by the chat model (HyDE).
     hyde: bool = False
     intents: tuple[Intent, ...] = Field((), max_length=50)

@@ -37,15 +37,41 @@ ANSWER_SYSTEM = {
     ),
 }
 
-CONDENSE = {
+UNDERSTAND = {
     "zh": (
-        "根据对话历史，把最后的追问改写成一个完整、独立的问题，补全其中的指代（它、那个、这些）。"
-        "只输出改写后的问题。"
+        "你负责理解知识库助手收到的问题，并调用 understand 工具给出结果：\n"
+        "- query：用于检索的完整独立问题。改正错别字；只有当问题依赖前面的对话"
+        "（如“它”“那个”“那周日呢”）时才补全对话中的内容，换了话题的问题不要带入旧话题。\n"
+        "- intent：若列出了类别，选最符合的一个。\n"
+        "- sections：若列出了章节，选出内容最可能回答问题的零个、一个或几个章节。\n"
+        "- retrieve：需要查知识库时为 true；只有问候、闲聊或关于对话本身的问题为 false。"
     ),
     "en": (
-        "Given the conversation, rewrite the follow-up as one complete, standalone question, "
-        "resolving references such as 'it' or 'that'. Output only the rewritten question."
+        "You read the questions a knowledge-base assistant receives and report by calling the "
+        "understand tool:\n"
+        "- query: the complete, standalone question to search for. Fix typos; bring in what the "
+        "conversation said only when the question depends on it ('it', 'that one', 'What about "
+        "Sunday?'); a question that changes topic must not carry the old topic.\n"
+        "- intent: when categories are listed, the one that fits best.\n"
+        "- sections: when sections are listed, the zero, one or several whose content most likely "
+        "answers the question.\n"
+        "- retrieve: true when the knowledge base must be searched; false only for greetings, "
+        "small talk, or questions about the conversation itself."
     ),
+}
+
+GENERAL_ANSWER = {
+    "zh": "你是一个友好的助手。这个问题不需要查知识库，请简短地直接回答，不要编造知识库中的内容。",
+    "en": (
+        "You are a friendly assistant. This message needs no knowledge-base search: answer it "
+        "briefly and directly, and do not claim anything comes from the knowledge base."
+    ),
+}
+
+#: Shown with an answer the chat model wrote alone (an intent or a question that needs no search).
+NOT_FROM_KNOWLEDGE_BASE = {
+    "zh": "（此回答来自模型本身，不是知识库内容。）",
+    "en": "(This answer is from the model itself, not from the knowledge base.)",
 }
 
 HYDE = {

@@ -7,8 +7,9 @@ from typing import Any, Literal
 
 from zhiku.answers.sources import Source
 
-#: What the intent step decided: answer from the knowledge base, or refuse politely.
-Action = Literal["answer", "refuse"]
+#: What understanding decided: answer from the knowledge base, let the chat model answer alone
+#: (labelled as such), or refuse politely.
+Action = Literal["answer", "chat", "refuse"]
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,8 @@ class QueryPlan:
     intent: str | None = None
     action: Action = "answer"
     datasets: tuple[str, ...] | None = None  # restricted by the intent, else None (as asked)
-    section: str | None = None
+    section: str | None = None  # an intent's fixed section
+    sections: tuple[str, ...] = ()  # the sections the chat model chose for this question
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
@@ -41,6 +43,7 @@ class QueryPlan:
             "action": self.action,
             "datasets": list(self.datasets) if self.datasets is not None else None,
             "section": self.section,
+            "sections": list(self.sections),
             "notes": list(self.notes),
         }
 
@@ -78,6 +81,7 @@ class Answer:
     timings_ms: dict[str, float] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)
     no_answer: bool = False  # nothing in the knowledge base passed the threshold, or refused
+    grounded: bool = True  # False: the chat model answered alone, not from the knowledge base
 
     @property
     def cited_sources(self) -> list[Source]:
@@ -96,6 +100,7 @@ class Answer:
             "timings_ms": dict(self.timings_ms),
             "usage": dict(self.usage),
             "no_answer": self.no_answer,
+            "grounded": self.grounded,
         }
 
 

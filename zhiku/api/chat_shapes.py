@@ -152,6 +152,7 @@ def dify_metadata(answer: Answer, names: dict[str, str]) -> dict[str, Any]:
         "answerer": answer.answerer,
         "plan": answer.plan.to_dict(),
         "no_answer": answer.no_answer,
+        "grounded": answer.grounded,
         "timings_ms": answer.timings_ms,
     }
 
@@ -252,6 +253,7 @@ def openai_completion(answer: Answer, completion_id: str, model: str, created: i
         ],
         "usage": {"prompt_tokens": 0, "completion_tokens": answer.usage.get("answer_tokens", 0)},
         "references": references,
+        "grounded": answer.grounded,  # False: the chat model answered alone, not from the knowledge base
     }
 
 

@@ -123,25 +123,38 @@ def _show(events: Iterator[AnswerEvent], *, stream_text: bool) -> Answer:
 
 
 @click.command("eval-answers")
-@click.argument("setdir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("setdir", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--answerer", type=click.Choice(["extractive", "llm"]), default="extractive")
 @click.option("--embedding-model", default=None)
 @click.option("--limit-queries", type=int, default=None, help="Only the first N queries with gold answers.")
+@click.option(
+    "--conversations",
+    "conversations",
+    is_flag=True,
+    help="Instead of SETDIR: the bundled two- and three-turn conversations over the demo corpus.",
+)
 @foreign_options
 @json_option
 @click.pass_context
 def eval_answers(
     ctx: click.Context,
-    setdir: Path,
+    setdir: Path | None,
     answerer: str,
     embedding_model: str | None,
     limit_queries: int | None,
+    conversations: bool,
     foreign_dirs: tuple[Path, ...],
     foreign_questions: int,
     as_json: bool,
 ) -> None:
     """Score answers on a SQuAD-style set: answer contains a gold answer, citation precision/recall,
-    and the share of other sets' questions (which it cannot answer) answered "not found"."""
+    and the share of other sets' questions (which it cannot answer) answered "not found"; or,
+    with --conversations, each turn of the bundled conversations."""
+    if conversations == (setdir is not None):
+        raise click.UsageError("give either SETDIR or --conversations")
+    if setdir is None:
+        _eval_conversations(ctx, answerer, as_json)
+        return
     from zhiku.evaluation.answers import evaluate_answers
     from zhiku.evaluation.calibration import foreign_questions as draw_foreign
     from zhiku.evaluation.runner import ingest
@@ -179,6 +192,43 @@ def eval_answers(
     for key in (*keys, "ms_per_query"):
         if key in result:
             click.echo(f"  {key:20} {result[key]}")
+
+
+def _eval_conversations(ctx: click.Context, answerer: str, as_json: bool) -> None:
+    """Each turn of the bundled conversations, asked in a conversation of its own on the demo
+    dataset (built when missing or incomplete, as ``zhiku demo`` builds it)."""
+    from zhiku.demo.runner import demo_dataset
+    from zhiku.evaluation.conversations import evaluate_conversations, load_conversations
+
+    conversations = load_conversations()
+    with open_knowledge_base(ctx) as kb, progress_bar("conversations") as progress:
+        dataset = demo_dataset(kb)
+
+        def ask_turn(question: str, conversation_id: str | None) -> Answer:
+            config = {"answerer": answerer}
+            answer = kb.ask(question, datasets=[dataset.id], conversation_id=conversation_id, config=config)
+            assert isinstance(answer, Answer)
+            return answer
+
+        report = evaluate_conversations(conversations, ask_turn, answerer=answerer, on_progress=progress)
+        for conversation_id in report.conversation_ids:
+            kb.conversations.delete(conversation_id)
+    result = report.to_json()
+    if as_json:
+        print_json(result, indent=None)
+        return
+    click.echo(
+        f"conversations: {result['conversations']} conversations, {result['turns']} turns, "
+        f"{result['answerer']} answerer"
+    )
+    for key, value in result.items():
+        if key.startswith(("answer_contains", "citation", "new_topic", "ms_")):
+            click.echo(f"  {key:28} {value}")
+    for failure in result["failures"]:
+        click.echo(
+            f"  missed {failure['conversation']} turn {failure['turn']} ({failure['kind']}): "
+            f"{one_line(failure['question'], 60)} | searched: {one_line(failure['searched'], 80)}"
+        )
 
 
 @click.command()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import cache
 
-from zhiku.answers.assistant import Assistant
+from zhiku.answers.assistant import Assistant, DescribeSections
 from zhiku.answers.memory import ConversationStore
 from zhiku.answers.types import QueryPlan
 from zhiku.answers.understanding import QueryUnderstanding
@@ -35,17 +35,21 @@ def build_assistant(
     embedding: CachedEmbedding,
     chat_model: Callable[[], ChatModel],
     conversations: ConversationStore,
+    describe_sections: DescribeSections,
 ) -> Assistant:
     from zhiku.answers.extractive import ExtractiveAnswerer
 
     def search(plan: QueryPlan, datasets: Sequence[str] | None) -> list[Hit]:
         semantic = plan.semantic_query if plan.hyde else None
-        return retrieve(
-            plan.search_query, datasets=datasets, semantic_query=semantic, section=plan.section
-        ).hits
+        if plan.section is not None or not plan.sections:
+            return retrieve(
+                plan.search_query, datasets=datasets, semantic_query=semantic, section=plan.section
+            ).hits
+        return _in_sections(retrieve, plan, datasets, semantic)
 
     chat = optional_chat(chat_model)
     return Assistant(
+        describe_sections=describe_sections,
         retrieve=search,
         understanding=QueryUnderstanding(embedding, chat),
         conversations=conversations,
@@ -53,6 +57,25 @@ def build_assistant(
         extractive=ExtractiveAnswerer(),
         count_tokens=token_counter(),
     )
+
+
+def _in_sections(
+    retrieve: Callable[..., RetrievalResult],
+    plan: QueryPlan,
+    datasets: Sequence[str] | None,
+    semantic: str | None,
+) -> list[Hit]:
+    """The hits of each chosen section, merged by relevance (each section is searched with the
+    datasets' own top-k and threshold; the best top-k of them all are kept)."""
+    found: dict[str, Hit] = {}
+    top_k = 0
+    for section in plan.sections:
+        hits = retrieve(plan.search_query, datasets=datasets, semantic_query=semantic, section=section).hits
+        top_k = max(top_k, len(hits))
+        for hit in hits:
+            if hit.segment_id not in found or found[hit.segment_id].score < hit.score:
+                found[hit.segment_id] = hit
+    return sorted(found.values(), key=lambda hit: hit.score, reverse=True)[:top_k]
 
 
 def token_counter() -> Callable[[str], int]:

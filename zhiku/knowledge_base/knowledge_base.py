@@ -22,6 +22,7 @@ from zhiku.answers.assistant import AskRequest, Assistant
 from zhiku.answers.config import AnswerConfig
 from zhiku.answers.memory import ConversationStore, Turn
 from zhiku.answers.types import Answer, AnswerEvent
+from zhiku.answers.understanding import SectionChoice
 from zhiku.core.bounded_cache import BoundedCache
 from zhiku.core.config import Settings
 from zhiku.core.db import DatasetRow, DocumentRow, make_engine, make_session_factory
@@ -344,8 +345,21 @@ class KnowledgeBase:
                     embedding=embedding,
                     chat_model=self.chat_model,
                     conversations=self._conversations,
+                    describe_sections=self._described_sections,
                 )
             return self._assistant
+
+    def _described_sections(self, datasets: Sequence[str] | None) -> list[SectionChoice]:
+        """The sections with a description in the datasets asked (None: all), for the chat model to
+        choose among when it reads a question."""
+        targets = self.datasets() if datasets is None else [self.dataset(name) for name in datasets]
+        described = {
+            section.name: section.description
+            for dataset in targets
+            for section in dataset.sections()
+            if section.description
+        }
+        return [SectionChoice(name, description) for name, description in sorted(described.items())]
 
     def chat_model(self, override: dict[str, Any] | None = None) -> ChatModel:
         """The chat model of ``ZHIKU_LLM_*`` settings, fields replaced by ``override`` (a dataset's
