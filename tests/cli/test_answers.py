@@ -52,3 +52,17 @@ def test_the_terminal_stream_never_prints_a_marker_that_names_no_source(
         result = run("ask", "How many days of annual leave do employees get?", "--answerer", "llm")
     assert "Fifteen days of leave[1]." in result.output
     assert "[9]" not in result.output
+
+
+def test_eval_answers_scores_the_bundled_conversations(run: Run, tmp_path: Path) -> None:
+    """Each conversation is asked turn by turn on the demo dataset (built on first use), scored
+    per turn kind, and removed afterwards: an evaluation leaves no conversations behind."""
+    import json
+
+    report = json.loads(run("eval-answers", "--conversations", "--json").stdout)
+    assert report["conversations"] >= 60 and report["turns"] > 2 * report["conversations"]
+    for key in ("answer_contains_first", "answer_contains_depends", "answer_contains_new_topic"):
+        assert 0.0 < report[key] <= 1.0, key
+    assert report["new_topic_from_previous"] < report["new_topic_turns"]
+    assert conversation_questions(tmp_path / "home") == []
+    run("eval-answers", code=2)  # neither a set nor --conversations

@@ -158,7 +158,9 @@ class Assistant:
                 yield AnswerEvent("delta", delta=delta)
             text, citations = finish("".join(written), sources, repair_uncited=config.repair_citations)
         else:
-            text, citations = self._extractive.answer(plan.search_query, sources)
+            # sources found with the earlier questions folded in; the quote answers this question
+            quoted = request.question if plan.folded else plan.search_query
+            text, citations = self._extractive.answer(quoted, sources)
             if not text:
                 text, no_answer = NOTHING_FOUND[language], True
             yield AnswerEvent("delta", delta=text)

@@ -4,7 +4,8 @@ Searching every follow-up together with the previous question drowns a new topic
 ("And how long is the warranty on the smart kettle?" after a question about membership points
 found the points again). So a follow-up is folded into the earlier question only when it cannot
 stand alone: it refers back (*it*, *this one*, 它, 这款) without naming much of its own, trails
-off (*What about Sunday?*, 那周日呢？) with few words of its own, or has none (*How much?*). The reason
+off (*What about Sunday?*, 那周日呢？) with few words of its own, or has one at most (*How much?*,
+运费多少？). One that announces another question (*Also, …*, 另外，…) stands alone. The reason
 is returned, so the answer's plan can say which happened and why.
 """
 
@@ -33,8 +34,14 @@ _REFERENCE = re.compile(
 )
 #: Openings and endings of a question that trails off and leans on the one before.
 _ELLIPSIS = re.compile(
-    r"^\s*(?:what about|how about|and (?:the|for|what|how|on|in)|also|same for)\b"
-    r"|^\s*(?:那|还有|另外|以及)|呢\s*[?？]?\s*$",
+    r"^\s*(?:what about|how about|and (?:the|for|on|in|at|with|if)|same for)\b"
+    r"|^\s*(?:那|还有|以及)|呢\s*[?？]?\s*$",
+    re.IGNORECASE,
+)
+#: Openings that announce another question: what follows names its own subject.
+_NEW_TOPIC = re.compile(
+    r"^\s*(?:also|another question|by the way|one more thing|unrelated)\b"
+    r"|^\s*(?:另外|顺便问|还有个问题|换个问题)",
     re.IGNORECASE,
 )
 #: A follow-up naming this many words of its own stands alone even when it says *it*.
@@ -55,14 +62,16 @@ def own_words(question: str, tokenizer: Tokenizer) -> list[str]:
 def refers_back(question: str, tokenizer: Tokenizer) -> str | None:
     """Why ``question`` cannot be searched alone, or None when it names its own subject."""
     words = own_words(question, tokenizer)
+    if words and _NEW_TOPIC.search(question):
+        return None
     reference = _REFERENCE.search(question)
     if reference and len(words) < OWN_SUBJECT_WORDS:
         return f"it refers back ('{reference.group(0)}')"
     ellipsis = _ELLIPSIS.search(question)
     if ellipsis and len(words) <= ELLIPSIS_MAX_WORDS:
         return f"it trails off ('{ellipsis.group(0).strip()}') with few words of its own"
-    if not words:
-        return "it has no words of its own"
+    if len(words) <= 1:
+        return "it has hardly a word of its own"
     return None
 
 

@@ -24,6 +24,7 @@ class QueryPlan:
     search_query: str
     semantic_query: str
     condensed: bool = False
+    folded: bool = False  # condensed offline: the earlier questions prepended to this one
     hyde: bool = False
     intent: str | None = None
     action: Action = "answer"
@@ -38,6 +39,7 @@ class QueryPlan:
             "search_query": self.search_query,
             "semantic_query": self.semantic_query,
             "condensed": self.condensed,
+            "folded": self.folded,
             "hyde": self.hyde,
             "intent": self.intent,
             "action": self.action,

@@ -69,12 +69,14 @@ class QueryUnderstanding:
         choose from."""
         notes: list[str] = []
         understood = self._understand(question, history, config, sections, notes)
+        folded = False
         if understood is not None:
             query, chosen_intent, chosen_sections, retrieve = understood
         else:
             query, chosen_intent, chosen_sections, retrieve = question, None, (), True
             if config.condense and history:
                 query = self._fold(question, history, notes)
+                folded = query != question
         intent = None
         if config.intents:
             intent = chosen_intent or self._classify(query, config, notes)
@@ -94,6 +96,7 @@ class QueryUnderstanding:
             search_query=query,
             semantic_query=semantic,
             condensed=query != question,
+            folded=folded,
             hyde=hyde,
             intent=intent.name if intent is not None else None,
             action=action,
