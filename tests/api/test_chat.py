@@ -271,3 +271,57 @@ def test_a_greeting_is_answered_by_the_model_alone_and_labelled_so(tmp_path: Pat
         assert openai.json["grounded"] is True  # general answers are off: searched, found nothing
         answer = openai.json["choices"][0]["message"]["content"]
         assert answer == "The knowledge base has nothing on this question."
+
+
+def _agent_handler(body: dict[str, Any]) -> Reply:
+    if not any(message["role"] == "tool" for message in body["messages"]):
+        return Reply.tool_call("kb_search", {"query": "年假天数"}, content="查一下年假。")
+    return Reply.text("员工每年有十五天带薪年假[1]。")
+
+
+def test_agent_mode_streams_each_search_on_both_chat_apis(tmp_path: Path) -> None:
+    """Dify's stream carries an ``agent_thought`` per search (tool, tool_input, observation) before
+    the answer; OpenAI's carries the same step as ``agent_step`` in a chunk without content."""
+    agent = {**LLM, "mode": "agent"}
+    with chat_app(tmp_path, _agent_handler) as chat:
+        dify = sse(
+            chat.api.post(
+                "/v1/chat-messages",
+                json={"query": "年假有几天？", "response_mode": "streaming", "answer": agent, "user": "u"},
+            )
+        )
+        openai = sse(
+            chat.api.post(
+                "/v1/chat/completions",
+                json={
+                    "model": "zhiku",
+                    "stream": True,
+                    "messages": [{"role": "user", "content": "年假有几天？"}],
+                    "answer": agent,
+                },
+            )
+        )
+    (thought,) = [event for event in dify if event["event"] == "agent_thought"]
+    assert (thought["position"], thought["tool"], thought["observation"]) == (1, "kb_search", "[1]")
+    assert json.loads(thought["tool_input"]) == {"query": "年假天数"} and thought["thought"] == "查一下年假。"
+    assert thought["conversation_id"] and dify.index(thought) < [e["event"] for e in dify].index("message")
+    end = dify[-1]
+    assert end["event"] == "message_end" and end["metadata"]["answerer"] == "agent"
+    assert end["metadata"]["retriever_resources"][0]["document_name"] == "leave.md"
+    steps = [chunk["agent_step"] for chunk in openai[:-1] if "agent_step" in chunk]
+    assert [step["query"] for step in steps] == ["年假天数"]
+    text = "".join(chunk["choices"][0]["delta"].get("content", "") for chunk in openai[:-1])
+    assert text == "员工每年有十五天带薪年假[1]。"
+
+
+def test_agent_mode_without_a_chat_model_is_a_400_naming_the_fix(tmp_path: Path) -> None:
+    app = make_app(tmp_path / "home")
+    try:
+        _, key = context_of(app).keys.create(name="chat")
+        api = Api(app.test_client(), key)
+        body = {"query": "年假有几天？", "response_mode": "blocking", "answer": {"mode": "agent"}}
+        response = api.post("/v1/chat-messages", json=body)
+    finally:
+        context_of(app).close()
+    assert response.status_code == 400, response.json
+    assert "ZHIKU_LLM_BASE_URL" in response.json["message"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,3 +67,25 @@ def test_eval_answers_scores_the_bundled_conversations(run: Run, tmp_path: Path)
     assert report["new_topic_from_previous"] < report["new_topic_turns"]
     assert conversation_questions(tmp_path / "home") == []
     run("eval-answers", code=2)  # neither a set nor --conversations
+
+
+def test_ask_in_agent_mode_shows_each_search(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.fixtures.openai_server import Reply, ScriptedChatServer
+
+    def handler(body: dict[str, Any]) -> Reply:
+        if body.get("tools") and not any(m["role"] == "tool" for m in body["messages"]):
+            return Reply.tool_call("kb_search", {"query": "paid annual leave"})
+        return Reply.text("Fifteen days of paid leave[1].")
+
+    leave = tmp_path / "leave.txt"
+    leave.write_text("Every employee has fifteen days of paid annual leave.", encoding="utf-8")
+    run("ingest", str(leave), "--dataset", "handbook", "--create")
+    with ScriptedChatServer(handler) as server:
+        monkeypatch.setenv("ZHIKU_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("ZHIKU_LLM_MODEL", "scripted")
+        result = run("ask", "How much leave do I get?", "--agent")
+    assert "(search 1: paid annual leave -> read [1])" in result.output
+    assert "Fifteen days of paid leave[1]." in result.output
+    run("ask", "How much leave?", "--agent", "--answerer", "extractive", code=1)

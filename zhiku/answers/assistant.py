@@ -7,11 +7,13 @@ an :class:`Answer`. Either way the sources are fixed before the answerer starts,
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from zhiku.answers.agent import AgentLoop, AgentRun, AgentStep
 from zhiku.answers.citations import finish
 from zhiku.answers.config import AnswerConfig
 from zhiku.answers.generation import LlmAnswerer
@@ -106,6 +108,10 @@ class Assistant:
         started: float,
         timings: dict[str, float],
     ) -> Iterator[AnswerEvent]:
+        if config.mode == "agent":
+            assert chat is not None  # _chooser refuses agent mode without a chat model
+            yield from self._agent(request, config, chat, history, started)
+            return
         mark = time.perf_counter()
         understands = config.condense and self._chat_model() is not None
         sections = self._describe_sections(request.datasets) if understands else []
@@ -182,7 +188,74 @@ class Assistant:
         answer.timings_ms = timings
         yield AnswerEvent("answer", answer=answer)
 
+    def _agent(
+        self,
+        request: AskRequest,
+        config: AnswerConfig,
+        chat: ChatModel,
+        history: list[Turn],
+        started: float,
+    ) -> Iterator[AnswerEvent]:
+        """Agent mode (:mod:`zhiku.answers.agent`): the model searches as it sees fit, each search
+        streamed as a ``step``; the answer cites the passages it read, checked like any other."""
+        language = language_of(request.question)
+        plan = QueryPlan(request.question, request.question, request.question, notes=("mode: agent",))
+        yield AnswerEvent("plan", plan=plan)
+
+        def search(query: str) -> list[Hit]:
+            return self._retrieve(QueryPlan(query, query, query), request.datasets)
+
+        loop = AgentLoop(chat, search, config, self._count_tokens, language)
+        turns = [
+            message
+            for turn in history
+            for message in (
+                {"role": "user", "content": turn.question},
+                {"role": "assistant", "content": turn.answer},
+            )
+        ]
+        run = AgentRun()
+        for item in loop.run(request.question, turns):
+            if isinstance(item, AgentStep):
+                yield AnswerEvent("step", step=item)
+            else:
+                run = item
+        yield AnswerEvent("sources", sources=tuple(run.sources))
+        text, citations = finish(run.text, run.sources, repair_uncited=config.repair_citations)
+        no_answer = not text.strip()
+        if no_answer:
+            text = NOTHING_FOUND[language]
+        grounded = bool(citations) or no_answer
+        if not grounded:  # answered without citing anything it read: say where it came from
+            text = f"{text}\n\n{NOT_FROM_KNOWLEDGE_BASE[language]}"
+        yield AnswerEvent("delta", delta=text)
+        searches = sum(1 for step in run.steps if step.error is None)
+        notes = (*plan.notes, f"agent: {searches} searches, stopped: {run.stopped}")
+        answer = Answer(
+            text=text,
+            citations=citations,
+            sources=run.sources,
+            plan=dataclasses.replace(plan, notes=notes),
+            answerer="agent",
+            no_answer=no_answer,
+            grounded=grounded,
+            steps=run.steps,
+            usage={"answer_tokens": self._count_tokens(text)},
+        )
+        if request.remember:
+            self._remember(request, answer)
+        answer.timings_ms = {"total": _ms(started)}
+        yield AnswerEvent("answer", answer=answer)
+
     def _chooser(self, config: AnswerConfig) -> ChatModel | None:
+        if config.mode == "agent":
+            agent = self._chat_model() if config.answerer != "extractive" else None
+            if agent is None:
+                raise ConfigError(
+                    "agent mode needs a chat model (ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL) "
+                    "and an answerer other than 'extractive'"
+                )
+            return agent
         if config.answerer == "extractive":
             return None
         chat = self._chat_model()

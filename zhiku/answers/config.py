@@ -10,6 +10,8 @@ from zhiku.core.sections import SectionPath
 
 #: ``auto`` uses the chat model when one is configured and the extractive answerer otherwise.
 AnswererName = Literal["auto", "extractive", "llm"]
+#: ``pipeline``: understand, search once, answer. ``agent``: the chat model searches as it sees fit.
+AnswerMode = Literal["pipeline", "agent"]
 
 
 class Intent(BaseModel):
@@ -39,6 +41,11 @@ class AnswerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     answerer: AnswererName = "auto"
+    mode: AnswerMode = "pipeline"
+    #: Agent mode: at most this many searches (a bad or repeated call counts), then an answer.
+    max_steps: int = Field(4, ge=1, le=10)
+    #: Agent mode: the loop's wall-time budget in seconds, then an answer from what was read.
+    agent_seconds: float = Field(60.0, gt=0, le=600)
     #: Understand every question with the chat model in one call: a standalone query (typos
     #: fixed, the conversation folded in only when needed), the intent, the sections to search,
     #: whether to search at all. With no chat model, a follow-up is searched with the questions

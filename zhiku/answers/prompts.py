@@ -60,6 +60,26 @@ UNDERSTAND = {
     ),
 }
 
+AGENT_SYSTEM = {
+    "zh": (
+        "你是一个基于知识库回答问题的助手，可以调用 kb_search 工具检索知识库。"
+        "需要资料时先检索，读完结果后可以换个说法再检索，直到资料足够或确认没有。"
+        "回答只根据检索到的资料，每句话用[n]引用资料编号（编号来自检索结果）。"
+        "资料中没有的，就说知识库中没有找到。不需要查资料的问候可以直接回答。"
+        "如果不能调用工具，就写两行：Action: kb_search 和 Action Input: 检索内容；"
+        "回答时以 Final Answer: 开头。"
+    ),
+    "en": (
+        "You answer questions from a knowledge base and may call the kb_search tool to search it. "
+        "Search when you need facts; after reading the results you may search again with other "
+        "words, until you have enough or are sure there is nothing. Answer only from the passages "
+        "found, citing each sentence's passage as [n] (the numbers in the search results). If "
+        "they do not answer the question, say the knowledge base has nothing on it. A greeting "
+        "needs no search. If you cannot call tools, write two lines, 'Action: kb_search' and "
+        "'Action Input: <query>', and start your answer with 'Final Answer:'."
+    ),
+}
+
 GENERAL_ANSWER = {
     "zh": "你是一个友好的助手。这个问题不需要查知识库，请简短地直接回答，不要编造知识库中的内容。",
     "en": (

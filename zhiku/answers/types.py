@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from zhiku.answers.agent import AgentStep
 from zhiku.answers.sources import Source
 
 #: What understanding decided: answer from the knowledge base, let the chat model answer alone
@@ -84,6 +85,7 @@ class Answer:
     usage: dict[str, int] = field(default_factory=dict)
     no_answer: bool = False  # nothing in the knowledge base passed the threshold, or refused
     grounded: bool = True  # False: the chat model answered alone, not from the knowledge base
+    steps: list[AgentStep] = field(default_factory=list)  # agent mode: the searches it ran
 
     @property
     def cited_sources(self) -> list[Source]:
@@ -103,20 +105,23 @@ class Answer:
             "usage": dict(self.usage),
             "no_answer": self.no_answer,
             "grounded": self.grounded,
+            "steps": [step.to_dict() for step in self.steps],
         }
 
 
-EventKind = Literal["plan", "sources", "delta", "answer"]
+EventKind = Literal["plan", "step", "sources", "delta", "answer"]
 
 
 @dataclass(frozen=True)
 class AnswerEvent:
-    """One step of a streamed answer, in this order: ``plan``, ``sources``, any number of
-    ``delta`` (text as the answerer writes it, citations not yet repaired), then one ``answer``
-    with the finished :class:`Answer` (its text is the final, repaired one)."""
+    """One step of a streamed answer, in this order: ``plan``, (agent mode) a ``step`` per search,
+    ``sources``, any number of ``delta`` (text as the answerer writes it, citations not yet
+    repaired), then one ``answer`` with the finished :class:`Answer` (its text is the final,
+    repaired one)."""
 
     kind: EventKind
     plan: QueryPlan | None = None
+    step: AgentStep | None = None
     sources: tuple[Source, ...] = ()
     delta: str = ""
     answer: Answer | None = None

@@ -6,10 +6,12 @@ Request models validate and bound every field; the ``render_*`` functions turn a
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from zhiku.answers.agent import SEARCH_TOOL, AgentStep
 from zhiku.answers.config import AnswerConfig
 from zhiku.answers.memory import Conversation, Message
 from zhiku.answers.sources import Source
@@ -254,6 +256,26 @@ def openai_completion(answer: Answer, completion_id: str, model: str, created: i
         "usage": {"prompt_tokens": 0, "completion_tokens": answer.usage.get("answer_tokens", 0)},
         "references": references,
         "grounded": answer.grounded,  # False: the chat model answered alone, not from the knowledge base
+    }
+
+
+def agent_thought(step: AgentStep, base: dict[str, Any]) -> dict[str, Any]:
+    """Dify's ``agent_thought`` stream event for one search of agent mode (``base``: task id,
+    message id, created_at); ``observation`` names the sources read, or why the call was not run."""
+    if step.error is not None:
+        observation = f"error: {step.error}"
+    else:
+        observation = " ".join(f"[{number}]" for number in step.found) or "no relevant passage found"
+    return {
+        "event": "agent_thought",
+        **base,
+        "id": f"{base['message_id']}-{step.number}",
+        "position": step.number,
+        "thought": step.thought,
+        "tool": SEARCH_TOOL,
+        "tool_input": json.dumps({"query": step.query}, ensure_ascii=False),
+        "observation": observation,
+        "message_files": [],
     }
 
 

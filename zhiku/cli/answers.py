@@ -32,6 +32,12 @@ EXIT_WORDS = frozenset({"/exit", "/quit", "exit", "quit"})
 @answerer_option
 @click.option("--conversation", "conversation_id", default=None, help="Continue this conversation.")
 @click.option("--hyde", is_flag=True, help="Drive semantic search with a hypothetical answer (chat model).")
+@click.option(
+    "--agent", is_flag=True, help="Agent mode: the chat model searches as it sees fit (each search shown)."
+)
+@click.option(
+    "--max-steps", type=click.IntRange(1, 10), default=4, show_default=True, help="Agent mode: most searches."
+)
 @json_option
 @click.pass_context
 def ask(
@@ -41,18 +47,23 @@ def ask(
     answerer: str,
     conversation_id: str | None,
     hyde: bool,
+    agent: bool,
+    max_steps: int,
     as_json: bool,
 ) -> None:
     """Answer a question from the knowledge base, citing numbered sources."""
-    config = {"answerer": answerer, "hyde": hyde}
+    config: dict[str, Any] = {"answerer": answerer, "hyde": hyde}
+    if agent:
+        config.update(mode="agent", max_steps=max_steps)
     with open_knowledge_base(ctx) as kb:
-        events = kb.ask(
-            question,
-            datasets=list(dataset_names) or None,
-            conversation_id=conversation_id,
-            stream=True,
-            config=config,
-        )
+        with user_errors(ctx):
+            events = kb.ask(
+                question,
+                datasets=list(dataset_names) or None,
+                conversation_id=conversation_id,
+                stream=True,
+                config=config,
+            )
         assert not isinstance(events, Answer)
         answer = _show(events, stream_text=not as_json)
     if as_json:
@@ -104,6 +115,11 @@ def _show(events: Iterator[AnswerEvent], *, stream_text: bool) -> Answer:
                 click.echo(click.style(f"(searched: {one_line(plan.search_query)})", dim=True))
             for note in plan.notes:
                 click.echo(click.style(f"({note})", dim=True))
+        elif event.kind == "step" and stream_text and event.step is not None:
+            step = event.step
+            read = " ".join(f"[{n}]" for n in step.found) or "nothing"
+            outcome = f"error: {step.error}" if step.error else f"read {read}"
+            click.echo(click.style(f"(search {step.number}: {one_line(step.query)} -> {outcome})", dim=True))
         elif event.kind == "delta" and stream_text:
             click.echo(event.delta, nl=False)
         elif event.answer is not None:

@@ -32,6 +32,7 @@ from zhiku.api.chat_shapes import (
     MessageListQuery,
     RenameBody,
     UserBody,
+    agent_thought,
     dify_blocking,
     dify_conversation,
     dify_messages,
@@ -156,7 +157,9 @@ def dify_events(
     answered = False
     try:
         for event in checked_events(events):
-            if event.kind == "delta":
+            if event.kind == "step" and event.step is not None:
+                yield _sse({**agent_thought(event.step, base), "conversation_id": conversation_id})
+            elif event.kind == "delta":
                 written.append(event.delta)
                 yield _sse(
                     {"event": "message", **base, "conversation_id": conversation_id, "answer": event.delta}
@@ -291,7 +294,10 @@ def _openai_events(
     try:
         yield _sse(openai_chunk(completion_id, model, created, {"role": "assistant", "content": ""}))
         for event in checked_events(events):
-            if event.kind == "delta":
+            if event.kind == "step" and event.step is not None:  # agent mode: a search, before any text
+                step = event.step.to_dict()
+                yield _sse(openai_chunk(completion_id, model, created, {}, agent_step=step))
+            elif event.kind == "delta":
                 written.append(event.delta)
                 yield _sse(openai_chunk(completion_id, model, created, {"content": event.delta}))
             elif event.answer is not None:
