@@ -52,6 +52,7 @@ eval: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check zhiku tests benchmarks scripts
 	$(BIN)/mypy zhiku
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) .pytest_cache

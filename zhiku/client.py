@@ -2,7 +2,7 @@
 
 The server owns the embedded stores (one writer), so ``zhiku search`` and ``zhiku ingest`` ask it
 instead of opening them, authenticated by the token the server left in ``<home>/server.json``
-(see :mod:`zhiku.api.server_file`). Other commands that need the stores say which server owns
+(see :mod:`zhiku.core.server_file`). Other commands that need the stores say which server owns
 them.
 """
 
@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zhiku.api.server_file import ServerInfo, read_server_file
 from zhiku.core.config import Settings
 from zhiku.core.documents import Hit
 from zhiku.core.errors import NotFound, StoreBusy, ZhikuError
+from zhiku.core.server_file import ServerInfo, read_server_file
 
 if TYPE_CHECKING:
     import httpx

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from zhiku.answers.config import AnswerConfig
-from zhiku.answers.prompts import AGENT_SYSTEM, Language, sources_block
+from zhiku.answers.prompts import AGENT_SYSTEM, sources_block
 from zhiku.answers.sources import Source, assemble_sources
 from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import Hit
 from zhiku.providers.llm import ChatModel, ChatResult, Tool
+from zhiku.text.language import Language
 
 SEARCH_TOOL = "kb_search"
 NOTHING_READ = "no relevant passage found"

@@ -23,8 +23,6 @@ from zhiku.answers.prompts import (
     NOT_FROM_KNOWLEDGE_BASE,
     NOTHING_FOUND,
     REFUSAL,
-    Language,
-    language_of,
 )
 from zhiku.answers.sources import Source, assemble_sources
 from zhiku.answers.types import Answer, AnswerEvent, Citation, QueryPlan
@@ -33,6 +31,7 @@ from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import Hit
 from zhiku.core.errors import ConfigError
 from zhiku.providers.llm import ChatModel
+from zhiku.text.language import Language, language_of
 
 #: Retrieval as the assistant sees it: the plan and the datasets asked (None: all) → hits.
 Retrieve = Callable[[QueryPlan, Sequence[str] | None], list[Hit]]

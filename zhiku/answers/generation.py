@@ -7,9 +7,10 @@ from typing import Any
 
 from zhiku.answers.citations import strip_markers
 from zhiku.answers.memory import Turn
-from zhiku.answers.prompts import ANSWER_SYSTEM, Language, question_block, sources_block
+from zhiku.answers.prompts import ANSWER_SYSTEM, question_block, sources_block
 from zhiku.answers.sources import Source
 from zhiku.providers.llm import ChatModel
+from zhiku.text.language import Language
 
 
 def answer_messages(

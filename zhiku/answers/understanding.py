@@ -16,11 +16,12 @@ import numpy as np
 from zhiku.answers.config import AnswerConfig, Intent
 from zhiku.answers.follow_up import fold
 from zhiku.answers.memory import Turn
-from zhiku.answers.prompts import HYDE, INTENT, UNDERSTAND, language_of
+from zhiku.answers.prompts import HYDE, INTENT, UNDERSTAND
 from zhiku.answers.types import QueryPlan
 from zhiku.core.errors import ModelUnavailable
 from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel, Tool
+from zhiku.text.language import language_of
 from zhiku.text.tokenizer import Tokenizer
 
 logger = logging.getLogger(__name__)

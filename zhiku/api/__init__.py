@@ -1,7 +1,7 @@
 """The HTTP API: Dify-compatible dataset service endpoints over a knowledge base (Flask).
 
 ``create_app`` is imported on first use, so the modules of this package that the command line
-reads (the server file of a running ``zhiku serve``) do not load Flask.
+reads (plug-in names, shapes) do not load Flask.
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ from waitress.server import BaseWSGIServer, MultiSocketServer
 from zhiku.api.app import create_app
 from zhiku.api.context import EXTENSION, ApiContext
 from zhiku.api.server_errors import use_json_errors
-from zhiku.api.server_file import remove_server_file, write_server_file
 from zhiku.core.config import Settings
+from zhiku.core.server_file import remove_server_file, write_server_file
 
 #: Seconds the workers get to finish running documents when the server stops.
 STOP_GRACE_SECONDS = 10.0

@@ -164,8 +164,8 @@ def eval_answers(
     as_json: bool,
 ) -> None:
     """Score answers on a SQuAD-style set: answer contains a gold answer, citation precision/recall,
-    and the share of other sets' questions (which it cannot answer) answered "not found"; or,
-    with --conversations, each turn of the bundled conversations."""
+    and the share of other sets' questions (which it cannot answer) answered "not found". With
+    --conversations instead of SETDIR, each turn of the bundled conversations."""
     if conversations == (setdir is not None):
         raise click.UsageError("give either SETDIR or --conversations")
     if setdir is None:

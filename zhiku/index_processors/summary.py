@@ -15,16 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Literal
 
-from zhiku.answers.prompts import language_of
 from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import ChildChunk, Segment, content_hash, summary_id
 from zhiku.core.errors import ZhikuError
 from zhiku.index_processors.base import ChunkFailure
 from zhiku.providers.llm import ChatModel
-
-Language = Literal["zh", "en"]
+from zhiku.text.language import Language, language_of
 
 #: key of a failure's metadata naming the segment whose summary failed
 SUMMARY_OF = "summary_of"

@@ -1,0 +1,1 @@
+"""The answer loop: question understanding, retrieval, numbered sources, cited answers, agent mode, memory."""

@@ -1,0 +1,1 @@
+"""Quality measured: retrieval metrics, answer scores, conversations, calibration, routing."""
