@@ -63,7 +63,8 @@ def test_the_openai_sdk_lists_models_and_reads_cited_answers_and_agent_steps(ser
     client = openai.OpenAI(base_url=served.base_url, api_key=served.key, max_retries=0)
     assert [m.id for m in client.models.list()] == ["zhiku", "handbook"]
     messages = [{"role": "user", "content": "年假有几天？"}]
-    completion = client.chat.completions.create(model="handbook", messages=messages, extra_body={"answer": LLM})
+    answer = {"answer": LLM}
+    completion = client.chat.completions.create(model="handbook", messages=messages, extra_body=answer)
     assert completion.choices[0].message.content == "员工每年有十五天带薪年假[1]。"
     references = (completion.model_extra or {})["references"]
     assert [reference["document_name"] for reference in references] == ["leave.md"]
@@ -85,8 +86,9 @@ def test_the_dify_sdk_asks_streams_and_continues_a_conversation(served: Served) 
     body = first.json()
     assert body["answer"] == "员工每年有十五天带薪年假[1]。"
     assert body["metadata"]["retriever_resources"][0]["document_name"] == "leave.md"
+    follow_up = "那需要提前多久申请？"
     streamed = client.create_chat_message(
-        {}, "那需要提前多久申请？", "alice", response_mode="streaming", conversation_id=body["conversation_id"]
+        {}, follow_up, "alice", response_mode="streaming", conversation_id=body["conversation_id"]
     )
     events = [
         json.loads(line[len("data: ") :])
