@@ -67,3 +67,89 @@ def test_answers_are_quotations() -> None:
 
 def test_no_sources_no_answer() -> None:
     assert ExtractiveAnswerer().answer("anything", []) == ("", [])
+
+
+RECORD = (
+    "编号: QS-202\n名称: 武夷大红袍\nEnglish name: Wuyi Da Hong Pao\n茶类: 乌龙茶\n产地: 福建武夷山\n"
+    "规格: 125克罐装\n价格（元）: 368\n风味: 岩骨花香，焙火足"
+)
+
+
+def record_sources() -> list[Source]:
+    return [
+        Source(1, "seg-record", "d1", "products.csv", "ds", 4, RECORD, 0.2),
+        Source(2, "seg-covid", "d2", "covid.md", "ds", 0, COVID, 0.01),
+    ]
+
+
+def test_a_record_answers_with_the_field_asked_for_beside_its_subject() -> None:
+    """The name line matches the question best, but the price line is what it asks for."""
+    text, citations = ExtractiveAnswerer().answer("武夷大红袍多少钱？", record_sources())
+    assert text == "“名称: 武夷大红袍 … 价格（元）: 368”[1]"
+    assert [c.number for c in citations] == [1]
+    text, _ = ExtractiveAnswerer().answer("武夷大红袍产自哪里？", record_sources())
+    assert "产地: 福建武夷山" in text and "368" not in text
+    text, _ = ExtractiveAnswerer().answer("How much is the Wuyi Da Hong Pao?", record_sources())
+    assert text == "“English name: Wuyi Da Hong Pao … 价格（元）: 368”[1]"
+
+
+def test_a_record_asked_about_as_a_whole_is_quoted_whole() -> None:
+    text, _ = ExtractiveAnswerer().answer("What is QS-202?", record_sources())
+    assert text == f"“{RECORD}”[1]"
+
+
+def test_a_price_field_does_not_answer_for_something_else() -> None:
+    """ "多少钱" is answered by a price only for what the question names."""
+    assert ExtractiveAnswerer().answer("火星车多少钱？", record_sources()) == ("", [])
+    assert ExtractiveAnswerer().answer("How much is a Mars rover?", record_sources()) == ("", [])
+
+
+SHIPPING = (
+    "运费是多少？多久能收到？\n中国大陆地区单笔订单满199元包邮。各地区的预计时效和运费如下：\n"
+    "配送地区 | 预计时效 | 运费（未满包邮时）\n江浙沪 | 1-2天 | 8元\n新疆、西藏 | 5-7天 | 20元"
+)
+
+
+def test_a_table_row_is_read_with_its_header_even_from_a_barely_relevant_source() -> None:
+    """Retrieval relevance is tiny on a small corpus: the row itself is the evidence."""
+    faq = [Source(1, "seg-faq", "d1", "faq.html", "ds", 0, SHIPPING, 0.0066)]
+    text, _ = ExtractiveAnswerer().answer("另外，寄到新疆要几天？", faq)
+    assert text == "“配送地区 | 预计时效 | 运费（未满包邮时） … 新疆、西藏 | 5-7天 | 20元”[1]"
+
+
+def test_rows_of_a_table_cut_from_its_header_are_rows_too() -> None:
+    rows = "新疆、西藏 | 5-7天 | 20元\n香港、澳门、台湾 | 5-8天 | 60元\n海外 | 7-15天 | 按重量计算"
+    faq = [Source(1, "seg-faq", "d1", "faq.html", "ds", 1, rows, 0.0055)]
+    text, _ = ExtractiveAnswerer().answer("寄到香港要多久？", faq)
+    assert text == "“香港、澳门、台湾 | 5-8天 | 60元”[1]"
+
+
+GUIDE = (
+    "## Green tea\n\nBrew green tea with water at 80°C. Never pour boiling water onto it: it\n"
+    "scalds the tender leaves. Use 3 grams of leaf for 150 ml of water and steep for 2\n"
+    "minutes.\n\n## Black tea\n\nBlack tea takes fully boiling water. Steep it for 3 to 4 minutes."
+)
+
+
+def test_a_sentence_is_read_under_its_heading_and_a_duration_answers_how_long() -> None:
+    """ "steep for 2 minutes" says neither "green" nor "how long": its heading says the one, its
+    value the other; the heading itself answers nothing."""
+    guide = [Source(1, "seg-guide", "d1", "guide.md", "ds", 0, GUIDE, 0.05)]
+    text, _ = ExtractiveAnswerer().answer("How long do I steep green tea?", guide)
+    assert "steep for 2 minutes" in text and "Black" not in text and "##" not in text
+
+
+def test_a_wrapped_sentence_is_quoted_whole_on_one_line() -> None:
+    guide = [Source(1, "seg-guide", "d1", "guide.md", "ds", 0, GUIDE, 0.05)]
+    text, _ = ExtractiveAnswerer().answer("What does boiling water do to green tea leaves?", guide)
+    assert "Never pour boiling water onto it: it scalds the tender leaves." in text
+
+
+def test_a_question_in_the_source_is_quoted_with_its_answer() -> None:
+    """An FAQ's question matches best; what follows it is the answer, however long the question."""
+    faq_text = (
+        "智能温控壶屏幕上显示的故障代码 E07 是什么意思，应该怎样处理？\nE07 表示壶内无水，壶已自动停止加热。"
+    )
+    faq = [Source(1, "seg-faq", "d1", "faq.html", "ds", 0, faq_text, 0.02)]
+    text, _ = ExtractiveAnswerer().answer("温控壶屏幕显示 E07 是什么意思？", faq)
+    assert "E07 表示壶内无水" in text
