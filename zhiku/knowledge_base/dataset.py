@@ -92,6 +92,7 @@ class Dataset:
     documents = Delegated("_documents", DatasetDocuments.all)
     document = Delegated("_documents", DatasetDocuments.get)
     segments = Delegated("_segments", DatasetSegments.all)
+    set_documents_enabled = Delegated("_documents", DatasetDocuments.set_enabled)
     set_segments_enabled = Delegated("_segments", DatasetSegments.set_enabled)
 
     def delete_document(self, document_id: str) -> None:
@@ -99,10 +100,6 @@ class Dataset:
         stops at its next checkpoint."""
         self.document(document_id)
         self._context.index(self.id).delete_documents([document_id])
-
-    def set_documents_enabled(self, document_ids: Sequence[str], enabled: bool) -> None:
-        """Serve (or stop serving) whole documents; only database rows change."""
-        Catalog(self._context.sessions).set_enabled(self.id, document_ids, enabled)
 
     def word_counts(self, document_ids: Sequence[str]) -> dict[str, int]:
         """Characters of segment text per document (what Dify calls its word count)."""

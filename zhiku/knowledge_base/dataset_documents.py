@@ -1,20 +1,27 @@
-"""The document rows of one dataset: listing, lookup by id, by content or by source folder, and
-counts. Only rows are read here; what changes a document's stores goes through its index."""
+"""The document rows of one dataset: listing, lookup by id, by content or by source folder,
+counts, and serving, archiving or renaming documents.
+
+Serving and archiving change only rows: search serves a segment only while its document is
+enabled. What changes a document's stores goes through the dataset's index.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db import DocumentRow, SegmentRow
+from zhiku.core.db.models import DocumentJobRow
 from zhiku.core.document_status import DocumentStatus
 from zhiku.core.errors import NotFound
 from zhiku.knowledge_base.dataset_settings import dataset_row
 from zhiku.knowledge_base.records import DocumentInfo
+from zhiku.knowledge_base.runtime.jobs import ArchivedDocument
 
 
 class DatasetDocuments:
@@ -92,3 +99,48 @@ class DatasetDocuments:
             "by_status": {status: int(count) for status, count in by_status.items()},
             "segments": int(segments or 0),
         }
+
+    def set_enabled(self, document_ids: Sequence[str], enabled: bool) -> None:
+        """Serve (or stop serving) whole documents; archived documents refuse (ArchivedDocument),
+        an id outside the dataset is NotFound, both before anything changes."""
+        with self._sessions.begin() as session:
+            self._check(session, document_ids, writable=True)
+            session.execute(
+                update(DocumentRow).where(DocumentRow.id.in_(list(document_ids))).values(enabled=enabled)
+            )
+
+    def set_archived(self, document_ids: Sequence[str], archived: bool) -> None:
+        """Archive (stop serving, make read-only) or unarchive (serve again) documents."""
+        with self._sessions.begin() as session:
+            self._check(session, document_ids, writable=False)
+            for document_id in document_ids:
+                job = session.get(DocumentJobRow, document_id)
+                if job is None:
+                    job = DocumentJobRow(document_id=document_id, dataset_id=self.dataset_id)
+                    session.add(job)
+                job.archived = archived
+            session.execute(
+                update(DocumentRow).where(DocumentRow.id.in_(list(document_ids))).values(enabled=not archived)
+            )
+
+    def rename(self, document_id: str, name: str) -> None:
+        """Rename a document (cut to 1024 characters); an archived one refuses."""
+        with self._sessions.begin() as session:
+            self._check(session, [document_id], writable=True)
+            session.execute(update(DocumentRow).where(DocumentRow.id == document_id).values(name=name[:1024]))
+
+    def _check(self, session: Session, document_ids: Sequence[str], *, writable: bool) -> None:
+        """NotFound for an id outside the dataset (before anything changes); ArchivedDocument when
+        ``writable`` and one is archived."""
+        found = dict(
+            session.execute(
+                select(DocumentRow.id, DocumentJobRow.archived)
+                .outerjoin(DocumentJobRow, DocumentJobRow.document_id == DocumentRow.id)
+                .where(DocumentRow.id.in_(list(document_ids)), DocumentRow.dataset_id == self.dataset_id)
+            ).all()
+        )
+        for document_id in document_ids:
+            if document_id not in found:
+                raise NotFound(f"no document {document_id!r} in this dataset")
+            if writable and found[document_id]:
+                raise ArchivedDocument(f"document {document_id!r} is archived; unarchive it first")
