@@ -43,3 +43,7 @@ def test_on_the_class_it_is_the_declaration() -> None:
     assert isinstance(declared, Delegated)
     assert declared.attribute == "_counter"
     assert declared.method is Counter.add
+
+
+def test_help_of_the_facade_names_the_collaborators_method() -> None:
+    assert repr(Facade.add) == "Counter.add(amount: 'int', *, times: 'int' = 1) -> 'int'"

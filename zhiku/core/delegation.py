@@ -36,3 +36,11 @@ class Delegated(Generic[Target, Params, Result]):
         if instance is None:
             return self
         return types.MethodType(self.method, getattr(instance, self.attribute))
+
+    def __repr__(self) -> str:
+        """What ``help()`` of the facade shows: where the method lives and how it is called."""
+        import inspect
+
+        signature = inspect.signature(self.method)
+        called = signature.replace(parameters=list(signature.parameters.values())[1:])
+        return f"{self.method.__qualname__}{called}"
