@@ -8,6 +8,7 @@ with no wrapper written out to drift from it.
 
 from __future__ import annotations
 
+import inspect
 import types
 from collections.abc import Callable
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
@@ -24,7 +25,6 @@ class Delegated(Generic[Target, Params, Result]):
         self.attribute = attribute
         self.method = method
         self.__doc__ = method.__doc__
-        self.__wrapped__ = method
 
     @overload
     def __get__(self, instance: None, owner: type | None = None) -> Self: ...
@@ -39,8 +39,6 @@ class Delegated(Generic[Target, Params, Result]):
 
     def __repr__(self) -> str:
         """What ``help()`` of the facade shows: where the method lives and how it is called."""
-        import inspect
-
         signature = inspect.signature(self.method)
         called = signature.replace(parameters=list(signature.parameters.values())[1:])
         return f"{self.method.__qualname__}{called}"
