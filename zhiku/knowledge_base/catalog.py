@@ -1,8 +1,7 @@
-"""Browsing and curating datasets and documents page by page, as an admin API needs.
+"""Browsing datasets and documents page by page, as an admin API needs.
 
 Queries here read one page at a time with its total, so a listing costs the same at 10 or
-100,000 documents; enabling, disabling and archiving documents change only database rows,
-because search serves a segment only while its document is enabled.
+100,000 documents. Changing one dataset's documents is :mod:`.dataset_documents`' job.
 """
 
 from __future__ import annotations
@@ -11,15 +10,13 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from zhiku.core.db.models import DatasetRow, DocumentJobRow, DocumentRow, SegmentRow
-from zhiku.core.errors import NotFound
+from zhiku.core.db.models import DatasetRow, DocumentRow, SegmentRow
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.knowledge_base.records import DocumentInfo
-from zhiku.knowledge_base.runtime.jobs import ArchivedDocument
 
 
 @dataclass(frozen=True)
@@ -57,7 +54,7 @@ class DatasetCounts:
 
 
 class Catalog:
-    """Pages of datasets and documents, their counts, and document enable/disable/archive."""
+    """Pages of datasets and documents, and their counts."""
 
     def __init__(self, sessions: sessionmaker[Session]) -> None:
         self._sessions = sessions
@@ -173,52 +170,3 @@ class Catalog:
                 select(numbered.c.id, numbered.c.position).where(numbered.c.id.in_(list(document_ids)))
             ).all()
             return {document_id: int(position) for document_id, position in rows}
-
-    def set_enabled(self, dataset_id: str, document_ids: Sequence[str], enabled: bool) -> None:
-        """Serve (or stop serving) documents' segments; archived documents refuse."""
-        with self._sessions.begin() as session:
-            self._check(session, dataset_id, document_ids, writable=True)
-            session.execute(
-                update(DocumentRow).where(DocumentRow.id.in_(list(document_ids))).values(enabled=enabled)
-            )
-
-    def set_archived(self, dataset_id: str, document_ids: Sequence[str], archived: bool) -> None:
-        """Archive (stop serving, make read-only) or unarchive (serve again) documents."""
-        with self._sessions.begin() as session:
-            self._check(session, dataset_id, document_ids, writable=False)
-            for document_id in document_ids:
-                job = session.get(DocumentJobRow, document_id)
-                if job is None:
-                    job = DocumentJobRow(document_id=document_id, dataset_id=dataset_id)
-                    session.add(job)
-                job.archived = archived
-            session.execute(
-                update(DocumentRow).where(DocumentRow.id.in_(list(document_ids))).values(enabled=not archived)
-            )
-
-    def rename(self, dataset_id: str, document_id: str, name: str) -> None:
-        with self._sessions.begin() as session:
-            self._check(session, dataset_id, [document_id], writable=True)
-            session.execute(update(DocumentRow).where(DocumentRow.id == document_id).values(name=name[:1024]))
-
-    def is_archived(self, document_id: str) -> bool:
-        with self._sessions() as session:
-            job = session.get(DocumentJobRow, document_id)
-            return bool(job is not None and job.archived)
-
-    @staticmethod
-    def _check(session: Session, dataset_id: str, document_ids: Sequence[str], *, writable: bool) -> None:
-        """NotFound for an id outside the dataset (before anything changes); ArchivedDocument when
-        ``writable`` and one is archived."""
-        found = dict(
-            session.execute(
-                select(DocumentRow.id, DocumentJobRow.archived)
-                .outerjoin(DocumentJobRow, DocumentJobRow.document_id == DocumentRow.id)
-                .where(DocumentRow.id.in_(list(document_ids)), DocumentRow.dataset_id == dataset_id)
-            ).all()
-        )
-        for document_id in document_ids:
-            if document_id not in found:
-                raise NotFound(f"no document {document_id!r} in this dataset")
-            if writable and found[document_id]:
-                raise ArchivedDocument(f"document {document_id!r} is archived; unarchive it first")

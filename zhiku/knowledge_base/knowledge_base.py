@@ -36,7 +36,8 @@ from zhiku.core.secrets import SecretBox
 from zhiku.knowledge_base import llm_options
 from zhiku.knowledge_base.answering import build_assistant, token_counter
 from zhiku.knowledge_base.context import DatasetContext
-from zhiku.knowledge_base.dataset import Dataset, as_process_rule, as_retrieval_config
+from zhiku.knowledge_base.dataset import Dataset
+from zhiku.knowledge_base.dataset_settings import as_process_rule, as_retrieval_config
 from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex, open_embedding
 from zhiku.knowledge_base.indexing.document_states import DocumentStates
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec

@@ -32,6 +32,7 @@ from zhiku.api.views.common import document_json, documents_json, offset, page
 from zhiku.core.errors import ExtractionError, UnsupportedFileType
 from zhiku.extractors.sniff import detect_format
 from zhiku.knowledge_base import Dataset
+from zhiku.knowledge_base.dataset_documents import DatasetDocuments
 from zhiku.knowledge_base.runtime.jobs import new_batch
 
 routes = Routes("documents")
@@ -196,7 +197,7 @@ def update_by_text(dataset_id: str, document_id: str, body: TextDocumentUpdate) 
     rule = _rule(dataset, body)
     if body.text is None and rule is None:
         if body.name:
-            context().catalog.rename(dataset.id, document_id, body.name)
+            DatasetDocuments(context().kb.sessions, dataset.id).rename(document_id, body.name)
         return jsonify({"document": document_json(dataset, document_id), "batch": None})
     name = body.name or current.name
     return _index(
@@ -278,11 +279,11 @@ def document_status(dataset_id: str, action: str, body: DocumentIds) -> Response
 
 def set_documents_status(dataset: Dataset, action: str, document_ids: list[str]) -> None:
     """Enable, disable, archive or un_archive documents; 400 ``invalid_action`` for another action."""
-    catalog = context().catalog
+    documents = DatasetDocuments(context().kb.sessions, dataset.id)
     if action in ("enable", "disable"):
-        catalog.set_enabled(dataset.id, document_ids, action == "enable")
+        documents.set_enabled(document_ids, action == "enable")
     elif action in ("archive", "un_archive"):
-        catalog.set_archived(dataset.id, document_ids, action == "archive")
+        documents.set_archived(document_ids, action == "archive")
     else:
         raise ApiError(
             400, "invalid_action", f"unknown action {action!r}; known: {', '.join(STATUS_ACTIONS)}"
