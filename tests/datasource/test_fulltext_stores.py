@@ -231,3 +231,15 @@ def test_a_long_query_reads_a_bounded_number_of_terms(tmp_path: Path) -> None:
         assert searches == 64
     finally:
         store.close()
+
+
+def test_a_summary_is_found_only_when_summaries_are_asked_for(opener: Opener) -> None:
+    store = opener()
+    others = [TextRecord(i, ["coffee"], "doc-2") for i in (C, D, E)]  # tea rare: rank_bm25's IDF > 0
+    store.upsert(
+        [TextRecord(A, ["tea", "leaf"], "doc-1"), TextRecord(B, ["tea", "tea"], "doc-1", summary=True)]
+    )
+    store.upsert(others)
+    assert ranked(store, ["tea"]) == [A]
+    assert [s for s, _ in store.search(["tea"], 5, summaries=True)] == [B, A]
+    assert store.ids() == {A, B, C, D, E} and store.count() == 5

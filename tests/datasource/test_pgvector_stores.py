@@ -5,6 +5,7 @@ recovery from a dropped connection, and the settings that choose the database.""
 from __future__ import annotations
 
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from zhiku.core.errors import ConfigError, StoreError
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.fulltext import open_fulltext_store
 from zhiku.datasource.fulltext.base import TextRecord
+from zhiku.datasource.fulltext.bm25_math import lucene_idf
 from zhiku.datasource.fulltext.pgvector import PgBM25Store, open_pgvector_fulltext
 from zhiku.datasource.points.pgvector import store_url
 from zhiku.datasource.vector import open_vector_store
@@ -159,3 +161,61 @@ def test_the_registries_open_the_pgvector_stores(pgvector_url: str) -> None:
     assert isinstance(dense, PgVectorStore) and isinstance(bm25, PgBM25Store)
     dense.close()
     bm25.close()
+
+
+def test_concurrent_writers_keep_the_statistics_exact(pgvector_url: str) -> None:
+    """Four writers with connections of their own (as four processes would) upsert, replace and
+    delete records sharing terms at once: afterwards the record count, the average length and
+    every term's document count (read back as its IDF) are those of the records present."""
+    vocabulary = [f"w{n}" for n in range(12)]
+    rng = np.random.default_rng(5)
+    texts = {
+        str(uuid.UUID(int=i + 1)): list(rng.choice(vocabulary, int(rng.integers(1, 8)))) for i in range(120)
+    }
+    ids = list(texts)
+    stores = [PgBM25Store(pgvector_url, "bm25") for _ in range(4)]
+
+    def write(n: int) -> None:
+        mine = ids[n * 30 : n * 30 + 30]
+        for start in range(0, 30, 5):
+            stores[n].upsert([TextRecord(i, texts[i], f"doc-{n}") for i in mine[start : start + 5]])
+        stores[n].upsert([TextRecord(mine[0], ["w0", "w0"], f"doc-{n}")])  # a replacement
+        stores[n].delete(mine[-3:])
+
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            list(pool.map(write, range(4)))
+        present = {}
+        for n in range(4):
+            mine = ids[n * 30 : n * 30 + 27]
+            present.update({i: texts[i] for i in mine})
+            present[mine[0]] = ["w0", "w0"]
+        reader = stores[0]
+        assert reader.ids() == set(present) and reader.count() == len(present)
+        assert reader.avgdl == pytest.approx(sum(map(len, present.values())) / len(present))
+        for word in vocabulary:
+            holders = sum(1 for tokens in present.values() if word in tokens)
+            expected = lucene_idf(len(present), holders or 1) * (reader.k1 + 1)
+            assert reader.attainable([word]) == pytest.approx(expected), word
+            assert len(reader.search([word], 200)) == holders, word
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_a_record_of_many_distinct_terms_is_stored_and_found(pgvector_url: str) -> None:
+    """pgvector's HNSW index refuses sparse vectors of more than 1,000 terms; the BM25 table has
+    none, so a long record is stored and ranked like any other."""
+    store = PgBM25Store(pgvector_url, "bm25")
+    try:
+        long, short = str(uuid.UUID(int=1)), str(uuid.UUID(int=2))
+        store.upsert(
+            [
+                TextRecord(long, [f"t{n}" for n in range(3000)], "doc-1"),
+                TextRecord(short, ["t7", "x"], "doc-2"),
+            ]
+        )
+        assert [i for i, _ in store.search(["t2999"], 5)] == [long]
+        assert [i for i, _ in store.search(["t7"], 5)] == [short, long]
+    finally:
+        store.close()

@@ -255,3 +255,11 @@ def test_a_section_scope_is_applied_inside_the_search(opener: Opener) -> None:
     assert found(DocumentScope(frozenset({"doc-2"}), exclude=True, section="Guide")) == [A, B]
     assert found(DocumentScope.of_section("Install")) == []
     assert len(found(DocumentScope(frozenset(), exclude=True))) == 5  # points without a section too
+
+
+def test_a_summary_is_found_only_when_summaries_are_asked_for(opener: Opener) -> None:
+    store = opener()
+    store.upsert([VectorRecord(A, unit(1, 0), "doc-1"), VectorRecord(B, unit(1, 0.1), "doc-1", summary=True)])
+    assert [i for i, _ in store.search(unit(1, 0.1), 5)] == [A]
+    assert [i for i, _ in store.search(unit(1, 0.1), 5, summaries=True)] == [B, A]
+    assert store.ids() == {A, B} and store.count() == 2
