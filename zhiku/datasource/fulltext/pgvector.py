@@ -46,6 +46,7 @@ from sqlalchemy import (
     any_,
     bindparam,
     delete,
+    func,
     literal,
     select,
     update,
@@ -64,6 +65,7 @@ from zhiku.datasource.points.pgvector import ID_ARRAY, PgPointStore, store_url, 
 #: pgvector's largest ``sparsevec`` dimension count; term ids are folded below it.
 SPARSE_DIM = 1_000_000_000
 _INT_ARRAY = ARRAY(Integer)
+_BIG_ARRAY = ARRAY(BigInteger)
 _REWEIGHT_BATCH = 1024
 _STATS_ROW = 1
 
@@ -139,18 +141,23 @@ class PgBM25Store(PgPointStore):
             return bm25_math.average_length(*self._stats(connection))
 
     def _change_term_docs(self, connection: Connection, change: Counter[int]) -> None:
-        """Add ``change`` to the terms' record counts (in term order, so writers never deadlock)
-        and forget the terms no record holds any more."""
-        rows = [{"term": term, "docs": n} for term, n in sorted(change.items()) if n]
-        if not rows:
+        """Add ``change`` to the terms' record counts and forget the terms no record holds any
+        more. One statement over two arrays: a batch of 512 records changes some 10,000 terms,
+        which as many parameter rows took ten times longer."""
+        changed = sorted((term, n) for term, n in change.items() if n)
+        if not changed:
             return
-        statement = insert(self.term_docs)
+        terms = [term for term, _ in changed]
+        rows = select(
+            func.unnest(literal(terms, _INT_ARRAY)), func.unnest(literal([n for _, n in changed], _BIG_ARRAY))
+        )
+        statement = insert(self.term_docs).from_select(["term", "docs"], rows)
         statement = statement.on_conflict_do_update(
             index_elements=[self.term_docs.c.term],
             set_={"docs": self.term_docs.c.docs + statement.excluded.docs},
         )
-        connection.execute(statement, rows)
-        fewer = [row["term"] for row in rows if row["docs"] < 0]
+        connection.execute(statement)
+        fewer = [term for term, n in changed if n < 0]
         if fewer:
             connection.execute(
                 delete(self.term_docs).where(
