@@ -8,7 +8,8 @@ How a search is run, so that a filtered one finds what an exact search finds:
   10,000 384-d vectors);
 - otherwise (and with more admitted points) the HNSW graph is searched with pgvector's iterative
   scan in strict order: the graph walk goes on past ``ef_search`` candidates until ``limit``
-  admitted points are found (or ``hnsw.max_scan_tuples``, 20,000 by default, were visited).
+  admitted points are found, or ``hnsw.max_scan_tuples`` were visited (set from the table's size
+  and ``exact_scan_max`` so that the rarest filter that reaches the graph still fills ``limit``).
   Without it, pgvector filters the ``ef_search`` nearest points afterwards and a 1% filter
   returns one point or none.
 """
@@ -35,6 +36,18 @@ from zhiku.datasource.vector.dense import DEFAULT_HNSW_EF, checked_values
 EXACT_SCAN_MAX = 10_000
 #: pgvector's largest ``hnsw.ef_search``.
 _MAX_EF_SEARCH = 1000
+#: The settings of a graph search, for this transaction: the beam width, iterative scan in strict
+#: order, no sorting (the graph gives the order: a plan sorting the admitted points read through
+#: the ``document_id`` index would read them all), and the points the walk may visit, from the
+#: table's size as the planner knows it (``reltuples``, refreshed by ``optimize``).
+_GRAPH_SEARCH = text(
+    "SELECT set_config('hnsw.ef_search', :ef, true),"
+    " set_config('hnsw.iterative_scan', 'strict_order', true),"
+    " set_config('enable_sort', 'off', true),"
+    " set_config('hnsw.max_scan_tuples',"
+    " least(2147483647, greatest(20000, ceil(:visits * greatest(reltuples, 0))))::bigint::text, true)"
+    " FROM pg_class WHERE oid = to_regclass(:table)"
+)
 
 
 class PgVectorStore(PgPointStore):
@@ -124,16 +137,11 @@ class PgVectorStore(PgPointStore):
             if restricted and self._admitted_at_most(connection, served, self.exact_scan_max):
                 connection.execute(text("SET LOCAL enable_indexscan = off"))  # HNSW is an index scan
             else:
+                # an admitted share s needs ~ef/s visits to collect ef points; s is at least
+                # exact_scan_max / points here (twice that, for margin; 20,000: pgvector's default)
+                visits = 2.0 * self.hnsw_ef / max(self.exact_scan_max, 1) if restricted else 0.0
                 ef = min(max(self.hnsw_ef, limit), _MAX_EF_SEARCH)
-                connection.execute(
-                    select(
-                        func.set_config("hnsw.ef_search", str(ef), True),
-                        func.set_config("hnsw.iterative_scan", "strict_order", True),
-                        # the graph gives the order: a plan sorting the admitted points (through
-                        # the document_id index) would read them all, which is what this avoids
-                        func.set_config("enable_sort", "off", True),
-                    )
-                )
+                connection.execute(_GRAPH_SEARCH, {"ef": str(ef), "visits": visits, "table": self.table_name})
             rows = connection.execute(statement).all()
         return [(point_id, 1.0 - float(found)) for point_id, found in rows]
 
