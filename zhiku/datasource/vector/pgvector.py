@@ -2,8 +2,8 @@
 
 How a search is run, so that a filtered one finds what an exact search finds:
 
-- restricted to some documents or a section: the admitted points are counted first, up to
-  ``exact_scan_max``; as few as that, they are scanned exactly (index scans off, so the planner
+- restricted to a list of documents or to a section: the admitted points are counted first, up
+  to ``exact_scan_max``; as few as that, they are scanned exactly (index scans off, so the planner
   reads them through the ``document_id`` or ``sections`` index and sorts them: a few ms for
   10,000 384-d vectors);
 - otherwise (and with more admitted points) the HNSW graph is searched with pgvector's iterative
@@ -131,15 +131,18 @@ class PgVectorStore(PgPointStore):
         query = checked_values(vector, self.dim)
         distance = self.table.c.embedding.cosine_distance(literal(query, VECTOR(self.dim)))
         served = self._served(scope, summaries)
-        restricted = scope is not None and (not scope.all_documents or scope.section is not None)
+        # a scope listing the documents it admits, or a section, may admit few points: count them
+        # (through the document_id or sections index); one leaving some documents out admits
+        # most of them (a scope keeps the shorter list), and counting would read the table
+        counted = scope is not None and (not scope.exclude or scope.section is not None)
         statement = select(self.table.c.id, distance).where(*served).order_by(distance).limit(limit)
         with self._errors("search"), self.engine.begin() as connection:
-            if restricted and self._admitted_at_most(connection, served, self.exact_scan_max):
+            if counted and self._admitted_at_most(connection, served, self.exact_scan_max):
                 connection.execute(text("SET LOCAL enable_indexscan = off"))  # HNSW is an index scan
             else:
                 # an admitted share s needs ~ef/s visits to collect ef points; s is at least
                 # exact_scan_max / points here (twice that, for margin; 20,000: pgvector's default)
-                visits = 2.0 * self.hnsw_ef / max(self.exact_scan_max, 1) if restricted else 0.0
+                visits = 2.0 * self.hnsw_ef / max(self.exact_scan_max, 1) if counted else 0.0
                 ef = min(max(self.hnsw_ef, limit), _MAX_EF_SEARCH)
                 connection.execute(_GRAPH_SEARCH, {"ef": str(ef), "visits": visits, "table": self.table_name})
             rows = connection.execute(statement).all()
