@@ -118,14 +118,14 @@ class _Engines:
             return engine
 
     def release(self, engine: Engine) -> None:
-        key = engine.url.render_as_string(hide_password=False)
         with self._lock:
-            held, users = self._engines[key]
+            key = next(key for key, (held, _) in self._engines.items() if held is engine)
+            _, users = self._engines[key]
             if users > 1:
-                self._engines[key] = (held, users - 1)
+                self._engines[key] = (engine, users - 1)
             else:
                 del self._engines[key]
-                held.dispose()
+                engine.dispose()
 
 
 _engines = _Engines()
@@ -154,9 +154,10 @@ def ensure_pgvector(connection: Connection, where: str) -> None:
 class PgPointStore:
     """The :class:`~zhiku.datasource.points.base.SegmentStore` bookkeeping on one table.
 
-    A family passes its own columns and indexes and adds ``upsert`` and ``search``; it may keep
-    more tables beside the points (``extra_tables``: created and dropped with it). ``enabled``
-    and ``summary`` are booleans; a point without a section has no ``sections``.
+    A family passes its own columns, adds its indexes (and any table it keeps beside the points)
+    to ``metadata`` in ``_create``, so they are created and dropped with the points, and adds
+    ``upsert`` and ``search``. ``enabled`` and ``summary`` are booleans; a point without a section
+    has no ``sections``.
     """
 
     #: a search waits on the database, without the GIL
