@@ -34,11 +34,19 @@ def clustered(rng: np.random.Generator, n: int) -> np.ndarray:
     return unit
 
 
+def has_graph(store: PgVectorStore) -> bool:
+    with store.engine.connect() as connection:
+        return (
+            connection.scalar(text("SELECT to_regclass(:index)"), {"index": f"{store.table_name}_hnsw"})
+            is not None
+        )
+
+
 def test_a_filtered_top_10_holds_what_an_exact_search_finds(pgvector_url: str) -> None:
     """3,000 points in 100 documents; a 10% and a 1% document filter, top 10 against an exact
     search of the admitted points: exactly the same below ``exact_scan_max``, recall >= 0.95
     through the HNSW graph's iterative scan above it (and for a filter leaving 10% out, which
-    always takes the graph)."""
+    always takes the graph). The graph is built by ``optimize``; before it, search is exact."""
     rng = np.random.default_rng(11)
     vectors = clustered(rng, DOCUMENTS * PER_DOCUMENT + QUERIES)
     queries, points = vectors[:QUERIES], vectors[QUERIES:]
@@ -63,7 +71,10 @@ def test_a_filtered_top_10_holds_what_an_exact_search_finds(pgvector_url: str) -
             exact_store.upsert(
                 [VectorRecord(ids[i], points[i], documents[i]) for i in range(start, start + 500)]
             )
+        first = DocumentScope(frozenset({"doc-0"}))
+        assert not has_graph(exact_store) and recall(graph_store, first) == 1.0  # no graph: exact
         exact_store.optimize()
+        assert has_graph(exact_store)
         for share in (10, 1):
             scope = DocumentScope(frozenset(f"doc-{d}" for d in rng.choice(DOCUMENTS, share, replace=False)))
             assert recall(exact_store, scope) == 1.0, share
