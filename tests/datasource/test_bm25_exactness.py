@@ -117,9 +117,7 @@ def ids_for(n: int) -> list[str]:
     return [str(uuid.UUID(int=i + 1)) for i in range(n)]
 
 
-def assert_exact(
-    store: BM25Store, docs: list[list[str]], ids: list[str], queries: list[list[str]]
-) -> None:
+def assert_exact(store: BM25Store, docs: list[list[str]], ids: list[str], queries: list[list[str]]) -> None:
     for query in queries:
         expected = reference_bm25(docs, query)
         got = dict(store.search(query, len(docs)))
@@ -175,3 +173,20 @@ def test_statistics_survive_reopen(open_store: Callable[[], BM25Store], tokenize
     reopened.upsert([TextRecord(ids[i], docs[i], "doc") for i in range(10, len(docs))])
     reopened.reweight()
     assert_exact(reopened, docs, ids, [tokenizer.tokenize(q) for q in QUERIES])
+
+
+def test_the_best_few_are_the_best_of_all(open_store: Callable[[], BM25Store], tokenizer: Tokenizer) -> None:
+    """A small limit returns the reference's best scores (a store that prunes records which
+    cannot reach the best ``limit`` must not prune one that does)."""
+    docs = [tokenizer.tokenize(t) for t in TEXTS]
+    ids = ids_for(len(docs))
+    store = open_store()
+    store.upsert([TextRecord(i, d, "doc") for i, d in zip(ids, docs, strict=True)])
+    queries = [tokenizer.tokenize(q) for q in QUERIES[:-1]] + [tokenizer.tokenize(" ".join(QUERIES))]
+    for query in queries:
+        expected = reference_bm25(docs, query)
+        for limit in (1, 3):
+            hits = store.search(query, limit)
+            best = sorted(expected.values(), reverse=True)[:limit]
+            assert [score for _, score in hits] == pytest.approx(best, abs=1e-5), (query, limit)
+            assert all(expected[ids.index(i)] == pytest.approx(score, abs=1e-5) for i, score in hits)

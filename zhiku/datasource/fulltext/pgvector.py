@@ -317,26 +317,59 @@ class PgBM25Store(PgPointStore):
         *,
         summaries: bool = False,
     ) -> list[tuple[str, float]]:
-        """``(segment_id, bm25)`` best first; ``[]`` for no tokens or no shared token."""
+        """``(segment_id, bm25)`` best first; ``[]`` for no tokens or no shared token.
+
+        Exact, and pruned as Lucene's MaxScore does: no record scores more from a term than its
+        query count × IDF × ``k1 + 1``. The best ``limit`` records holding the rarer half of the
+        terms give a threshold; a record holding only common terms whose bounds add up to less
+        cannot reach the best ``limit``, so only records holding another term are ranked (on
+        scifact, about a third of those sharing any term)."""
         weights = folded_counts(query_tokens)
         if not weights or limit <= 0 or (scope is not None and scope.empty):
             return []
-        table = self.table
         with self._errors("search"), self._snapshot() as connection:
             _, idf = self._idf(connection, list(weights))
             if not idf:
                 return []
-            query = SparseVector({term: weights[term] * value for term, value in idf.items()}, SPARSE_DIM)
-            product = table.c.weights.max_inner_product(literal(query, SPARSEVEC(SPARSE_DIM)))
-            statement = (
-                select(table.c.id, product)
-                .where(
-                    table.c.terms.overlap(literal(sorted(idf), _INT_ARRAY)), *self._served(scope, summaries)
-                )
-                .order_by(product, table.c.id)
-                .limit(limit)
-            )
-            rows = connection.execute(statement).all()
+            values = {term: weights[term] * value for term, value in idf.items()}
+            query = literal(SparseVector(values, SPARSE_DIM), SPARSEVEC(SPARSE_DIM))
+            served = self._served(scope, summaries)
+            commonest_first = sorted(values, key=lambda term: (values[term], term))
+            terms = commonest_first
+            if len(terms) > 1:
+                found = self._ranked(connection, query, terms[len(terms) // 2 :], served, limit)
+                if len(found) == limit:
+                    terms = self._essential(commonest_first, values, found[-1][1])
+            return self._ranked(connection, query, terms, served, limit)
+
+    def _essential(self, commonest_first: list[int], values: dict[int, float], threshold: float) -> list[int]:
+        """The terms left once the commonest ones, whose most BM25 together stays below
+        ``threshold`` (less a float32 margin), are set aside."""
+        most = 0.0
+        for n, term in enumerate(commonest_first):
+            most += values[term] * (self.k1 + 1.0)
+            if most >= threshold * (1.0 - 1e-6):
+                return commonest_first[n:]
+        return commonest_first  # a score above every bound: not reached, prune nothing
+
+    def _ranked(
+        self,
+        connection: Connection,
+        query: ColumnElement[Any],
+        terms: Sequence[int],
+        served: list[ColumnElement[bool]],
+        limit: int,
+    ) -> list[tuple[str, float]]:
+        """The best ``limit`` records ``served`` admits among those holding one of ``terms``."""
+        table = self.table
+        product = table.c.weights.max_inner_product(query)
+        statement = (
+            select(table.c.id, product)
+            .where(table.c.terms.overlap(literal(sorted(terms), _INT_ARRAY)), *served)
+            .order_by(product, table.c.id)
+            .limit(limit)
+        )
+        rows = connection.execute(statement).all()
         return [(point_id, -float(negative)) for point_id, negative in rows if negative < 0.0]
 
     def attainable(self, query_tokens: Sequence[str]) -> float:
