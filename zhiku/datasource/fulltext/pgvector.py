@@ -323,7 +323,7 @@ class PgBM25Store(PgPointStore):
         query count × IDF × ``k1 + 1``. The best ``limit`` records holding the rarer half of the
         terms give a threshold; a record holding only common terms whose bounds add up to less
         cannot reach the best ``limit``, so only records holding another term are ranked (on
-        scifact, about a third of those sharing any term)."""
+        scifact, 30% of those sharing any term)."""
         weights = folded_counts(query_tokens)
         if not weights or limit <= 0 or (scope is not None and scope.empty):
             return []
