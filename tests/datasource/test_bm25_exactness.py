@@ -13,10 +13,14 @@ from pathlib import Path
 import pytest
 
 from zhiku.datasource.fulltext.base import TextRecord
+from zhiku.datasource.fulltext.pgvector import PgBM25Store
 from zhiku.datasource.fulltext.sparse import EdgeSparseBM25Store, QdrantClientSparseBM25Store, SparseBM25Store
 from zhiku.text.tokenizer import Tokenizer
 
 K1, B = 1.2, 0.75
+
+#: the stores whose statistics and reweighting are checked here
+BM25Store = SparseBM25Store | PgBM25Store
 
 TEXTS = [
     "Qdrant stores dense and sparse vectors in segments.",
@@ -86,13 +90,17 @@ def tokenizer() -> Tokenizer:
     return Tokenizer()
 
 
-@pytest.fixture(params=["edge", "qdrant-memory"])
-def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], SparseBM25Store]]:
-    opened: list[SparseBM25Store] = []
+@pytest.fixture(params=["edge", "qdrant-memory", "pgvector"])
+def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], BM25Store]]:
+    opened: list[BM25Store] = []
+    url = request.getfixturevalue("pgvector_url") if request.param == "pgvector" else ""
 
-    def factory() -> SparseBM25Store:
+    def factory() -> BM25Store:
+        store: BM25Store
         if request.param == "edge":
-            store: SparseBM25Store = EdgeSparseBM25Store(tmp_path / "bm25", k1=K1, b=B)
+            store = EdgeSparseBM25Store(tmp_path / "bm25", k1=K1, b=B)
+        elif request.param == "pgvector":
+            store = PgBM25Store(url, "bm25", k1=K1, b=B)
         else:
             if opened:
                 pytest.skip(":memory: cannot be reopened")
@@ -109,9 +117,7 @@ def ids_for(n: int) -> list[str]:
     return [str(uuid.UUID(int=i + 1)) for i in range(n)]
 
 
-def assert_exact(
-    store: SparseBM25Store, docs: list[list[str]], ids: list[str], queries: list[list[str]]
-) -> None:
+def assert_exact(store: BM25Store, docs: list[list[str]], ids: list[str], queries: list[list[str]]) -> None:
     for query in queries:
         expected = reference_bm25(docs, query)
         got = dict(store.search(query, len(docs)))
@@ -120,7 +126,7 @@ def assert_exact(
             assert got[ids[i]] == pytest.approx(score, abs=1e-5), (query, i)
 
 
-def test_one_batch_scores_are_exact(open_store: Callable[[], SparseBM25Store], tokenizer: Tokenizer) -> None:
+def test_one_batch_scores_are_exact(open_store: Callable[[], BM25Store], tokenizer: Tokenizer) -> None:
     docs = [tokenizer.tokenize(t) for t in TEXTS]
     queries = [tokenizer.tokenize(q) for q in QUERIES]
     ids = ids_for(len(docs))
@@ -133,7 +139,7 @@ def test_one_batch_scores_are_exact(open_store: Callable[[], SparseBM25Store], t
 
 
 def test_reweight_restores_exactness_after_incremental_writes(
-    open_store: Callable[[], SparseBM25Store], tokenizer: Tokenizer
+    open_store: Callable[[], BM25Store], tokenizer: Tokenizer
 ) -> None:
     docs = [tokenizer.tokenize(t) for t in TEXTS]
     queries = [tokenizer.tokenize(q) for q in QUERIES]
@@ -156,7 +162,7 @@ def test_reweight_restores_exactness_after_incremental_writes(
     assert_exact(store, [docs[i] for i in kept], [ids[i] for i in kept], queries)
 
 
-def test_statistics_survive_reopen(open_store: Callable[[], SparseBM25Store], tokenizer: Tokenizer) -> None:
+def test_statistics_survive_reopen(open_store: Callable[[], BM25Store], tokenizer: Tokenizer) -> None:
     docs = [tokenizer.tokenize(t) for t in TEXTS]
     ids = ids_for(len(docs))
     store = open_store()
@@ -167,3 +173,20 @@ def test_statistics_survive_reopen(open_store: Callable[[], SparseBM25Store], to
     reopened.upsert([TextRecord(ids[i], docs[i], "doc") for i in range(10, len(docs))])
     reopened.reweight()
     assert_exact(reopened, docs, ids, [tokenizer.tokenize(q) for q in QUERIES])
+
+
+def test_the_best_few_are_the_best_of_all(open_store: Callable[[], BM25Store], tokenizer: Tokenizer) -> None:
+    """A small limit returns the reference's best scores (a store that prunes records which
+    cannot reach the best ``limit`` must not prune one that does)."""
+    docs = [tokenizer.tokenize(t) for t in TEXTS]
+    ids = ids_for(len(docs))
+    store = open_store()
+    store.upsert([TextRecord(i, d, "doc") for i, d in zip(ids, docs, strict=True)])
+    queries = [tokenizer.tokenize(q) for q in QUERIES[:-1]] + [tokenizer.tokenize(" ".join(QUERIES))]
+    for query in queries:
+        expected = reference_bm25(docs, query)
+        for limit in (1, 3):
+            hits = store.search(query, limit)
+            best = sorted(expected.values(), reverse=True)[:limit]
+            assert [score for _, score in hits] == pytest.approx(best, abs=1e-5), (query, limit)
+            assert all(expected[ids.index(i)] == pytest.approx(score, abs=1e-5) for i, score in hits)

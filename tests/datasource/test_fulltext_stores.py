@@ -1,4 +1,5 @@
-"""Contract of every FullTextStore backend: sparse BM25 on qdrant-edge and qdrant-client, rank_bm25."""
+"""Contract of every FullTextStore backend: sparse BM25 on qdrant-edge, qdrant-client and pgvector,
+rank_bm25."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from zhiku.core.scope import DocumentScope
 from zhiku.datasource.fulltext import fulltext_stores, open_fulltext_store
 from zhiku.datasource.fulltext.base import FullTextStore, TextRecord
 from zhiku.datasource.fulltext.memory import RankBM25Store
+from zhiku.datasource.fulltext.pgvector import PgBM25Store
 from zhiku.datasource.fulltext.sparse import EdgeSparseBM25Store, QdrantClientSparseBM25Store
 
 A, B, C, D, E, F, G, H = (str(uuid.UUID(int=i)) for i in range(1, 9))
@@ -32,10 +34,11 @@ RECORDS = [
 ]
 
 
-@pytest.fixture(params=["edge", "qdrant-memory", "qdrant-path", "memory"])
+@pytest.fixture(params=["edge", "qdrant-memory", "qdrant-path", "memory", "pgvector"])
 def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
     """Opens the same store again on each call; in-memory stores cannot be reopened."""
     opened: list[FullTextStore] = []
+    url = request.getfixturevalue("pgvector_url") if request.param == "pgvector" else ""
 
     def open_store() -> FullTextStore:
         store: FullTextStore
@@ -43,6 +46,8 @@ def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
             pytest.skip("an in-memory store does not persist")
         if request.param == "edge":
             store = EdgeSparseBM25Store(tmp_path / "bm25")
+        elif request.param == "pgvector":
+            store = PgBM25Store(url, "bm25")
         elif request.param == "qdrant-path":
             store = QdrantClientSparseBM25Store(str(tmp_path / "qdrant"), "bm25")
         elif request.param == "qdrant-memory":
@@ -226,3 +231,15 @@ def test_a_long_query_reads_a_bounded_number_of_terms(tmp_path: Path) -> None:
         assert searches == 64
     finally:
         store.close()
+
+
+def test_a_summary_is_found_only_when_summaries_are_asked_for(opener: Opener) -> None:
+    store = opener()
+    others = [TextRecord(i, ["coffee"], "doc-2") for i in (C, D, E)]  # tea rare: rank_bm25's IDF > 0
+    store.upsert(
+        [TextRecord(A, ["tea", "leaf"], "doc-1"), TextRecord(B, ["tea", "tea"], "doc-1", summary=True)]
+    )
+    store.upsert(others)
+    assert ranked(store, ["tea"]) == [A]
+    assert [s for s, _ in store.search(["tea"], 5, summaries=True)] == [B, A]
+    assert store.ids() == {A, B, C, D, E} and store.count() == 5

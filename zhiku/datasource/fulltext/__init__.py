@@ -1,5 +1,6 @@
 """BM25 full-text stores: Qdrant sparse vectors on qdrant-edge ("edge", default) or qdrant-client
-("qdrant"), and rank_bm25 in memory ("memory"). Records carry tokens from the dataset's tokenizer.
+("qdrant"), pgvector sparse vectors on PostgreSQL ("pgvector"), and rank_bm25 in memory
+("memory"). Records carry tokens from the dataset's tokenizer.
 
 Backends import lazily through the registry, so an unused one costs nothing.
 """
@@ -33,6 +34,13 @@ def _memory(**options: Any) -> FullTextStore:
     from zhiku.datasource.fulltext.memory import RankBM25Store
 
     return RankBM25Store(**options)
+
+
+@fulltext_stores.register("pgvector")
+def _pgvector(**options: Any) -> FullTextStore:
+    from zhiku.datasource.fulltext.pgvector import PgBM25Store
+
+    return PgBM25Store(**options)
 
 
 def open_fulltext_store(kind: str, **options: Any) -> FullTextStore:

@@ -1,4 +1,5 @@
-"""Vector stores: the embedded qdrant-edge shard ("edge", default) and qdrant-client ("qdrant").
+"""Vector stores: the embedded qdrant-edge shard ("edge", default), qdrant-client ("qdrant") and
+PostgreSQL with pgvector ("pgvector").
 
 Backends import lazily through the registry, so an unused one costs nothing.
 """
@@ -25,6 +26,13 @@ def _qdrant(**options: Any) -> VectorStore:
     from zhiku.datasource.vector.qdrant import QdrantClientVectorStore
 
     return QdrantClientVectorStore(**options)
+
+
+@vector_stores.register("pgvector")
+def _pgvector(**options: Any) -> VectorStore:
+    from zhiku.datasource.vector.pgvector import PgVectorStore
+
+    return PgVectorStore(**options)
 
 
 def open_vector_store(kind: str, **options: Any) -> VectorStore:

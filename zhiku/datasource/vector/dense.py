@@ -20,6 +20,18 @@ DENSE = "dense"
 DEFAULT_HNSW_EF = 128
 
 
+def checked_values(vector: np.ndarray, dim: int) -> list[float]:
+    """``vector`` as floats; InvalidInput unless it has ``dim`` finite components, not all zero
+    (a zero vector has no direction to compare by cosine)."""
+    array = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if array.shape[0] != dim:
+        raise InvalidInput(f"vector has {array.shape[0]} dimensions, the store holds {dim}")
+    if not np.isfinite(array).all() or not array.any():
+        raise InvalidInput("vector must be finite and not all zeros")
+    values: list[float] = array.tolist()
+    return values
+
+
 class DenseVectorStore(PointStore):
     """Cosine search over one dataset's segment embeddings.
 
@@ -37,13 +49,7 @@ class DenseVectorStore(PointStore):
         self.hnsw_ef = hnsw_ef
 
     def _values(self, vector: np.ndarray) -> list[float]:
-        array = np.asarray(vector, dtype=np.float32).reshape(-1)
-        if array.shape[0] != self.dim:
-            raise InvalidInput(f"vector has {array.shape[0]} dimensions, the store holds {self.dim}")
-        if not np.isfinite(array).all() or not array.any():
-            raise InvalidInput("vector must be finite and not all zeros")
-        values: list[float] = array.tolist()
-        return values
+        return checked_values(vector, self.dim)
 
     def upsert(self, records: Sequence[VectorRecord]) -> None:
         ids = canonical_ids(r.id for r in records)

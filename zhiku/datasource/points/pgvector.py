@@ -1,0 +1,290 @@
+"""The store contract on PostgreSQL with pgvector: one table per dataset and retrieval family.
+
+Every row is one point: the segment (or child, or summary) id as a ``uuid`` primary key, its
+``document_id`` (btree), ``enabled``, ``summary`` and the heading paths ``sections`` (GIN), as
+the Qdrant payload has them; the dense family adds a ``vector`` column and the BM25 family a
+``sparsevec`` (``vector/pgvector.py``, ``fulltext/pgvector.py``). A write commits before it
+returns, so ``flush`` has nothing to do, and any number of processes may read and write the same
+tables: the state lives in the database only.
+
+Tables are created at first open, under a transaction-scoped advisory lock so that two processes
+opening the same dataset at once do not race. The ``vector`` extension is created there too when
+the role may; when it cannot be, the error says what to run. Iterative index scans (filtered
+search that fills ``limit``) need pgvector 0.8, which is checked at open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Self
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    ColumnElement,
+    Connection,
+    Engine,
+    MetaData,
+    Table,
+    Text,
+    Uuid,
+    any_,
+    create_engine,
+    delete,
+    func,
+    literal,
+    make_url,
+    select,
+    text,
+    true,
+    update,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.engine import URL
+
+from zhiku.core.config import Settings
+from zhiku.core.errors import ConfigError, InvalidInput, StoreError
+from zhiku.core.scope import DocumentScope
+from zhiku.datasource.points.collection import canonical_ids, store_errors
+
+#: The oldest pgvector with iterative index scans (``hnsw.iterative_scan``).
+MIN_PGVECTOR = (0, 8, 0)
+#: Both halves of the advisory lock held while the extension and a store's tables are created.
+_CREATE_LOCK = (0x7A68696B, 0x70677663)  # "zhik", "pgvc"
+#: A table name: lower-case letters, digits and ``_``, short enough for its indexes' suffixes
+#: within PostgreSQL's 63 characters.
+_TABLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,47}")
+_FIX = (
+    "install pgvector 0.8 or later on the database server (package postgresql-NN-pgvector, or "
+    "the extension list of a managed database), then run CREATE EXTENSION vector; in that "
+    "database as its owner or a superuser"
+)
+
+ID_ARRAY = ARRAY(Uuid(as_uuid=False))
+TEXT_ARRAY = ARRAY(Text)
+
+
+def table_prefix(dataset_id: str) -> str:
+    """``zhiku_<id>``: a dataset's tables start with it (the id without dashes when it is a UUID
+    or otherwise plain, else a hash of it)."""
+    plain = dataset_id.lower().replace("-", "")
+    if not re.fullmatch(r"[a-z0-9_]{1,32}", plain):
+        plain = hashlib.blake2b(dataset_id.encode("utf-8"), digest_size=16).hexdigest()
+    return f"zhiku_{plain}"
+
+
+def store_url(settings: Settings) -> str:
+    """The database of the pgvector stores: ``pgvector_url``, else the metadata database when it
+    is PostgreSQL."""
+    if settings.pgvector_url:
+        return settings.pgvector_url
+    if settings.database_url and make_url(settings.database_url).get_backend_name() == "postgresql":
+        return settings.database_url
+    raise ConfigError(
+        "the pgvector stores need a PostgreSQL database: set pgvector_url, or a PostgreSQL "
+        "database_url (postgresql+psycopg://user:password@host/db)"
+    )
+
+
+def _engine_url(url: str) -> URL:
+    """``url`` with psycopg 3 as its driver (SQLAlchemy's default for ``postgresql://`` is psycopg2)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "postgresql":
+        raise ConfigError(f"the pgvector stores need a PostgreSQL URL, got {parsed.drivername!r}")
+    return parsed.set(drivername="postgresql+psycopg") if parsed.drivername == "postgresql" else parsed
+
+
+class _Engines:
+    """One pooled engine per database URL, shared by every store of the process and disposed of
+    when the last one closes (a dataset opens two stores; a server opens many datasets)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._engines: dict[str, tuple[Engine, int]] = {}
+
+    def acquire(self, url: str) -> Engine:
+        key = _engine_url(url).render_as_string(hide_password=False)
+        with self._lock:
+            engine, users = self._engines.get(key, (None, 0))
+            if engine is None:
+                # pre-ping: a connection the server dropped (restart, idle timeout) is replaced
+                # before use instead of failing the next search
+                engine = create_engine(key, pool_pre_ping=True)
+            self._engines[key] = (engine, users + 1)
+            return engine
+
+    def release(self, engine: Engine) -> None:
+        with self._lock:
+            key = next(key for key, (held, _) in self._engines.items() if held is engine)
+            _, users = self._engines[key]
+            if users > 1:
+                self._engines[key] = (engine, users - 1)
+            else:
+                del self._engines[key]
+                engine.dispose()
+
+
+_engines = _Engines()
+
+
+def ensure_pgvector(connection: Connection, where: str) -> None:
+    """Create the ``vector`` extension if it is missing; StoreError naming the fix when it cannot
+    be created or is older than :data:`MIN_PGVECTOR`."""
+    version = connection.scalar(text("SELECT extversion FROM pg_extension WHERE extname = 'vector'"))
+    if version is None:
+        try:
+            with connection.begin_nested():
+                connection.execute(text("CREATE EXTENSION IF NOT EXISTS vector"))
+        except Exception as exc:  # not installed on the server, or no privilege to create it
+            reason = str(getattr(exc, "orig", exc)).strip().splitlines()[0]
+            raise StoreError(f"{where}: the pgvector extension is missing ({reason}): {_FIX}") from exc
+        version = connection.scalar(text("SELECT extversion FROM pg_extension WHERE extname = 'vector'"))
+    numbers = tuple(int(part) for part in re.findall(r"\d+", str(version))[:3])
+    if numbers < MIN_PGVECTOR:
+        raise StoreError(
+            f"{where}: pgvector {version} has no iterative index scans: update it to 0.8 or later "
+            "(ALTER EXTENSION vector UPDATE; after installing the new version on the server)"
+        )
+
+
+class PgPointStore:
+    """The :class:`~zhiku.datasource.points.base.SegmentStore` bookkeeping on one table.
+
+    A family passes its own columns, adds its indexes (and any table it keeps beside the points)
+    to ``metadata`` in ``_create``, so they are created and dropped with the points, and adds
+    ``upsert`` and ``search``. ``enabled`` and ``summary`` are booleans; a point without a section
+    has no ``sections``.
+    """
+
+    #: a search waits on the database, without the GIL
+    holds_gil = False
+
+    def __init__(self, url: str, table: str, columns: Sequence[Column[Any]]) -> None:
+        if not _TABLE_NAME.fullmatch(table):
+            raise InvalidInput(f"table name must match {_TABLE_NAME.pattern}, got {table!r}")
+        self.table_name = table
+        self._where = f"pgvector table {table!r}"
+        self.metadata = MetaData()
+        self.table = Table(
+            table,
+            self.metadata,
+            Column("id", Uuid(as_uuid=False), primary_key=True),
+            Column("document_id", Text, nullable=False, index=True),
+            Column("enabled", Boolean, nullable=False),
+            Column("summary", Boolean, nullable=False),
+            Column("sections", TEXT_ARRAY),
+            *columns,
+        )
+        self._engine: Engine | None = _engines.acquire(url)
+        try:
+            with self._errors("create tables"), self.engine.begin() as connection:
+                connection.execute(select(func.pg_advisory_xact_lock(*_CREATE_LOCK)))
+                ensure_pgvector(connection, self._where)
+                self._create(connection)
+        except BaseException:
+            self.close()
+            raise
+
+    def _create(self, connection: Connection) -> None:
+        """Create what is missing (the lock is held); a family checks what exists against itself."""
+        self.metadata.create_all(connection)
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            raise StoreError(f"{self._where}: the store is closed")
+        return self._engine
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        with store_errors(action, self._where):
+            yield
+
+    def _served(self, scope: DocumentScope | None, summaries: bool) -> list[ColumnElement[bool]]:
+        """What a search admits: enabled points of the documents and section ``scope`` admits,
+        summaries only if ``summaries``."""
+        table = self.table
+        conditions: list[ColumnElement[bool]] = [table.c.enabled == true()]
+        if not summaries:
+            conditions.append(table.c.summary.is_not(true()))
+        if scope is not None and not scope.all_documents:
+            in_scope = table.c.document_id == any_(literal(sorted(scope.ids), TEXT_ARRAY))
+            conditions.append(~in_scope if scope.exclude else in_scope)
+        if scope is not None and scope.section is not None:
+            conditions.append(table.c.sections.contains(literal([scope.section], TEXT_ARRAY)))
+        return conditions
+
+    def _delete(self, connection: Connection, condition: ColumnElement[bool]) -> None:
+        """Delete the points matching ``condition`` (a family may keep statistics up to date)."""
+        connection.execute(delete(self.table).where(condition))
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def delete(self, ids: Sequence[str]) -> None:
+        points = canonical_ids(ids)
+        if points:
+            with self._errors("delete"), self.engine.begin() as connection:
+                self._delete(connection, self.table.c.id == any_(literal(points, ID_ARRAY)))
+
+    def delete_document(self, document_id: str) -> None:
+        with self._errors("delete document"), self.engine.begin() as connection:
+            self._delete(connection, self.table.c.document_id == document_id)
+
+    def set_enabled(self, ids: Sequence[str], enabled: bool) -> None:
+        points = canonical_ids(ids)
+        if points:
+            statement = (
+                update(self.table)
+                .where(self.table.c.id == any_(literal(points, ID_ARRAY)))
+                .values(enabled=enabled)
+            )
+            with self._errors("set enabled"), self.engine.begin() as connection:
+                connection.execute(statement)
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def ids(self) -> set[str]:
+        with self._errors("read ids"), self.engine.connect() as connection:
+            return set(connection.scalars(select(self.table.c.id)))
+
+    def disabled_ids(self) -> set[str]:
+        """Records search leaves out, to compare with the rows' flags."""
+        statement = select(self.table.c.id).where(self.table.c.enabled.is_not(true()))
+        with self._errors("read ids"), self.engine.connect() as connection:
+            return set(connection.scalars(statement))
+
+    def count(self) -> int:
+        with self._errors("count"), self.engine.connect() as connection:
+            return int(connection.scalar(select(func.count()).select_from(self.table)) or 0)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Nothing to do: every write has committed before it returned."""
+
+    def optimize(self) -> None:
+        """Refresh the planner's statistics (the indexes are kept up to date by every write)."""
+        with self._errors("analyze"), self.engine.begin() as connection:
+            for table in self.metadata.sorted_tables:
+                connection.execute(text(f'ANALYZE "{table.name}"'))
+
+    def drop(self) -> None:
+        """Drop the tables, then close."""
+        with self._errors("drop"), self.engine.begin() as connection:
+            self.metadata.drop_all(connection)
+        self.close()
+
+    def close(self) -> None:
+        if self._engine is not None:
+            engine, self._engine = self._engine, None
+            _engines.release(engine)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
