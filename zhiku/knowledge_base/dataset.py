@@ -8,6 +8,7 @@ metadata and stores. A method that is a collaborator's own is declared :class:`D
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,11 +26,10 @@ from zhiku.knowledge_base.dataset_settings import DatasetSettings
 from zhiku.knowledge_base.document_intake import DocumentIntake
 from zhiku.knowledge_base.folder_sync import FolderSync
 from zhiku.knowledge_base.hits import hits_of
-from zhiku.knowledge_base.indexing.pipeline import Pipeline, PipelineSpec
+from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.knowledge_base.indexing.segments import SegmentEditor
 from zhiku.knowledge_base.metadata import DatasetMetadata
 from zhiku.knowledge_base.sections import DatasetSections, SectionInfo
-from zhiku.providers.llm import ChatModel
 
 
 class Dataset:
@@ -38,11 +38,12 @@ class Dataset:
     def __init__(self, context: DatasetContext, dataset_id: str) -> None:
         self._context = context
         self.id = dataset_id
-        self._settings = DatasetSettings(context.sessions, context.secrets, dataset_id)
-        self._documents = DatasetDocuments(context.sessions, dataset_id)
-        self._segments = DatasetSegments(context.sessions, dataset_id, lambda: context.index(dataset_id))
-        self._intake = DocumentIntake(context, self._documents, self._segments, self.pipeline)
-        self._folders = FolderSync(self._documents, self._intake, self.delete_document)
+        index = functools.partial(context.index, dataset_id)
+        self._settings = DatasetSettings(context, dataset_id)
+        self._documents = DatasetDocuments(context.sessions, dataset_id, index)
+        self._segments = DatasetSegments(context.sessions, dataset_id, index)
+        self._intake = DocumentIntake(context, self._documents, self._segments, self._settings.pipeline)
+        self._folders = FolderSync(self._documents, self._intake)
         self._sections = DatasetSections(context.sessions, dataset_id)
 
     def __repr__(self) -> str:
@@ -78,13 +79,8 @@ class Dataset:
 
     update = Delegated("_settings", DatasetSettings.update)
 
-    def pipeline(self) -> Pipeline:
-        """The pipeline built from this dataset's stored process rule."""
-        return self.process_rule.build(chat=self.chat_model, tokenizers=self._context.settings.tokenizers)
-
-    def chat_model(self) -> ChatModel:
-        """The chat model this dataset's Q&A indexing uses (its ``llm`` options over the defaults)."""
-        return self._context.chat_model(self._settings.llm_options)
+    pipeline = Delegated("_settings", DatasetSettings.pipeline)
+    chat_model = Delegated("_settings", DatasetSettings.chat_model)
 
     # -- documents and segments -----------------------------------------------------------------
 
@@ -92,14 +88,9 @@ class Dataset:
     documents = Delegated("_documents", DatasetDocuments.all)
     document = Delegated("_documents", DatasetDocuments.get)
     segments = Delegated("_segments", DatasetSegments.all)
+    delete_document = Delegated("_documents", DatasetDocuments.delete)
     set_documents_enabled = Delegated("_documents", DatasetDocuments.set_enabled)
     set_segments_enabled = Delegated("_segments", DatasetSegments.set_enabled)
-
-    def delete_document(self, document_id: str) -> None:
-        """Delete a document in any status: it stops being served at once, and a run indexing it
-        stops at its next checkpoint."""
-        self.document(document_id)
-        self._context.index(self.id).delete_documents([document_id])
 
     def word_counts(self, document_ids: Sequence[str]) -> dict[str, int]:
         """Characters of segment text per document (what Dify calls its word count)."""

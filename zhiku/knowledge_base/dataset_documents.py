@@ -1,14 +1,14 @@
-"""The document rows of one dataset: listing, lookup by id, by content or by source folder,
-counts, and serving, archiving or renaming documents.
+"""The documents of one dataset: listing, lookup by id, by content or by source folder, counts;
+serving, archiving, renaming and deleting them.
 
 Serving and archiving change only rows: search serves a segment only while its document is
-enabled. What changes a document's stores goes through the dataset's index.
+enabled. A delete goes through the dataset's index, which removes it from every store.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +20,20 @@ from zhiku.core.db.models import DocumentJobRow
 from zhiku.core.document_status import DocumentStatus
 from zhiku.core.errors import NotFound
 from zhiku.knowledge_base.dataset_settings import dataset_row
+from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex
 from zhiku.knowledge_base.records import DocumentInfo
 from zhiku.knowledge_base.runtime.jobs import ArchivedDocument
 
 
 class DatasetDocuments:
-    """The documents of one dataset as stored."""
+    """The documents of one dataset; ``index`` opens its stores, which a delete must reach."""
 
-    def __init__(self, sessions: sessionmaker[Session], dataset_id: str) -> None:
+    def __init__(
+        self, sessions: sessionmaker[Session], dataset_id: str, index: Callable[[], DatasetIndex]
+    ) -> None:
         self._sessions = sessions
         self.dataset_id = dataset_id
+        self._index = index
 
     def all(self, *, status: str | None = None, name: str | None = None) -> list[DocumentInfo]:
         """The documents, oldest first; only those in ``status`` or named exactly ``name``
@@ -51,6 +55,12 @@ class DatasetDocuments:
                 name = dataset_row(session, self.dataset_id).name
                 raise NotFound(f"no document {document_id!r} in dataset {name!r}")
             return DocumentInfo.of(row)
+
+    def delete(self, document_id: str) -> None:
+        """Delete a document in any status: it stops being served at once, and a run indexing it
+        stops at its next checkpoint."""
+        self.get(document_id)
+        self._index().delete_documents([document_id])
 
     def duplicate(self, digest: str, origin: str) -> DocumentInfo | None:
         """The document content ``digest`` duplicates: one with that content that is served or

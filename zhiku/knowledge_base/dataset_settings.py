@@ -1,5 +1,6 @@
 """A dataset's stored settings: what a user may change (name, description, retrieval config,
-process rule, chat model options) and what is fixed at creation (embedding model, tokenizer).
+process rule, chat model options) and what is fixed at creation (embedding model, tokenizer),
+with the pipeline and chat model they make.
 
 Each read goes to the database, so a change made by another process is seen at once.
 """
@@ -9,14 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from zhiku.core.db import DatasetRow
 from zhiku.core.errors import AlreadyExists, ConfigError, InvalidInput, NotFound
 from zhiku.core.retrieval_config import RetrievalConfig
-from zhiku.core.secrets import SecretBox
 from zhiku.knowledge_base import llm_options
-from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
+from zhiku.knowledge_base.context import DatasetContext
+from zhiku.knowledge_base.indexing.pipeline import Pipeline, PipelineSpec
+from zhiku.providers.llm import ChatModel
 
 
 def as_retrieval_config(value: RetrievalConfig | dict[str, Any] | None) -> RetrievalConfig:
@@ -51,9 +53,10 @@ def dataset_row(session: Session, dataset_id: str) -> DatasetRow:
 class DatasetSettings:
     """The settings of one dataset, read from and written to its row."""
 
-    def __init__(self, sessions: sessionmaker[Session], secrets: SecretBox, dataset_id: str) -> None:
-        self._sessions = sessions
-        self._secrets = secrets
+    def __init__(self, context: DatasetContext, dataset_id: str) -> None:
+        self._context = context
+        self._sessions = context.sessions
+        self._secrets = context.secrets
         self.dataset_id = dataset_id
 
     def _row(self) -> DatasetRow:
@@ -84,10 +87,13 @@ class DatasetSettings:
     def tokenizer_settings(self) -> dict[str, Any]:
         return dict(self._row().tokenizer_settings or {})
 
-    @property
-    def llm_options(self) -> dict[str, Any] | None:
-        """The dataset's own chat model options, its key unsealed (None when it has none)."""
-        return llm_options.unseal(self._secrets, self._row().llm_options)
+    def pipeline(self) -> Pipeline:
+        """The pipeline built from this dataset's stored process rule."""
+        return self.process_rule.build(chat=self.chat_model, tokenizers=self._context.settings.tokenizers)
+
+    def chat_model(self) -> ChatModel:
+        """The chat model this dataset's Q&A indexing uses (its ``llm`` options over the defaults)."""
+        return self._context.chat_model(llm_options.unseal(self._secrets, self._row().llm_options))
 
     def update(
         self,

@@ -171,7 +171,7 @@ class DocumentIntake:
         )
 
     def add_qa_csv(self, path: str | Path) -> DocumentInfo:
-        """Import pairs from a CSV file (see :func:`read_qa_csv` for the accepted layouts). Like
+        """Import pairs from a CSV file (see :func:`.qa_import.read_qa_csv` for the layouts). Like
         ``add_file``, a bad file does not raise: its document ends ``error`` with the reason."""
         return self._documents.get(index_qa_csv(self._context, self.dataset_id, self._pipeline, Path(path)))
 

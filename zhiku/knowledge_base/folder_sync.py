@@ -3,7 +3,6 @@ again, documents whose file is gone deleted, the rest left alone."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,14 +32,11 @@ class SyncReport:
 
 
 class FolderSync:
-    """Mirrors folders into one dataset; ``delete_document`` removes a document from every store."""
+    """Mirrors folders into one dataset."""
 
-    def __init__(
-        self, documents: DatasetDocuments, intake: DocumentIntake, delete_document: Callable[[str], None]
-    ) -> None:
+    def __init__(self, documents: DatasetDocuments, intake: DocumentIntake) -> None:
         self._documents = documents
         self._intake = intake
-        self._delete_document = delete_document
 
     def sync_folder(
         self, folder: str | Path, *, pipeline: Pipeline | None = None, on_progress: Progress | None = None
@@ -74,7 +70,7 @@ class FolderSync:
                 report.unchanged.append(origin)
         for origin, (document_id, _, _) in known.items():
             if origin not in files:
-                self._delete_document(document_id)
+                self._documents.delete(document_id)
                 report.deleted.append(origin)
         report.added.extend(
             self._intake.add_files(new_paths, pipeline=pipeline, on_progress=on_progress, on_duplicate="keep")

@@ -40,7 +40,8 @@ class DatasetSections:
 
     def all(self) -> list[SectionInfo]:
         """Every section with segments (their count, sections under it not included) or with a
-        description (count 0 until a document gives it segments), sorted by path."""
+        description (count 0 until a document gives it segments), sorted by path;
+        ``search(..., section=name)`` restricts a search to one and the sections under it."""
         path = cast(SegmentRow.seg_metadata[SECTION_KEY].as_string(), String)
         with self._sessions() as session:
             descriptions = dict(self._dataset(session).section_descriptions or {})

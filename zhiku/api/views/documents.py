@@ -4,6 +4,8 @@ create or update call returns at once with the document ``waiting`` and a ``batc
 
 from __future__ import annotations
 
+import functools
+
 from flask import Response, jsonify
 
 from zhiku.api import dify
@@ -197,7 +199,7 @@ def update_by_text(dataset_id: str, document_id: str, body: TextDocumentUpdate) 
     rule = _rule(dataset, body)
     if body.text is None and rule is None:
         if body.name:
-            DatasetDocuments(context().kb.sessions, dataset.id).rename(document_id, body.name)
+            _documents(dataset).rename(document_id, body.name)
         return jsonify({"document": document_json(dataset, document_id), "batch": None})
     name = body.name or current.name
     return _index(
@@ -277,9 +279,15 @@ def document_status(dataset_id: str, action: str, body: DocumentIds) -> Response
     return jsonify({"result": "success"})
 
 
+def _documents(dataset: Dataset) -> DatasetDocuments:
+    """The dataset's document rows, where renames and archiving are written."""
+    kb = context().kb
+    return DatasetDocuments(kb.sessions, dataset.id, functools.partial(kb.dataset_index, dataset.id))
+
+
 def set_documents_status(dataset: Dataset, action: str, document_ids: list[str]) -> None:
     """Enable, disable, archive or un_archive documents; 400 ``invalid_action`` for another action."""
-    documents = DatasetDocuments(context().kb.sessions, dataset.id)
+    documents = _documents(dataset)
     if action in ("enable", "disable"):
         documents.set_enabled(document_ids, action == "enable")
     elif action in ("archive", "un_archive"):
