@@ -32,7 +32,6 @@ from zhiku.knowledge_base import llm_options
 from zhiku.knowledge_base.automatic_filter import AutomaticFilterResult, automatic_filter
 from zhiku.knowledge_base.catalog import Catalog
 from zhiku.knowledge_base.context import DatasetContext
-from zhiku.knowledge_base.hits import hits_of
 from zhiku.knowledge_base.indexing.dataset_index import DocumentVersion
 from zhiku.knowledge_base.indexing.ingestion import (
     EmbeddingProgress,
@@ -539,10 +538,9 @@ class Dataset:
         if config.reranking.mode == "reranking_model":
             model = self._context.rerank_model(config.reranking.model)
         scope = self._scope(query, config)
-        fused = index.search_service.retrieve(
+        return index.search_service.search(
             query, config, rerank_model=model, semantic_query=semantic_query, scope=scope
         )
-        return hits_of(self._context.sessions, self.id, fused)
 
     def automatic_filter(self, question: str) -> AutomaticFilterResult:
         """The metadata conditions the chat model writes for ``question`` over this dataset's
