@@ -222,3 +222,13 @@ class Catalog:
                 raise NotFound(f"no document {document_id!r} in this dataset")
             if writable and found[document_id]:
                 raise ArchivedDocument(f"document {document_id!r} is archived; unarchive it first")
+
+
+def dataset_row(session: Session, name_or_id: str) -> DatasetRow:
+    """A dataset's row by id or by name; :class:`NotFound` otherwise."""
+    row = session.get(DatasetRow, name_or_id) or session.scalar(
+        select(DatasetRow).where(DatasetRow.name == name_or_id)
+    )
+    if row is None:
+        raise NotFound(f"no dataset {name_or_id!r}")
+    return row

@@ -34,7 +34,7 @@ from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.core.secrets import SecretBox
 from zhiku.knowledge_base import llm_options
 from zhiku.knowledge_base.answering import build_assistant, token_counter
-from zhiku.knowledge_base.catalog import DatasetSummary
+from zhiku.knowledge_base.catalog import DatasetSummary, dataset_row
 from zhiku.knowledge_base.context import DatasetContext
 from zhiku.knowledge_base.dataset import Dataset, as_process_rule, as_retrieval_config
 from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex, open_embedding
@@ -202,13 +202,12 @@ class KnowledgeBase:
     def dataset(self, name_or_id: str) -> Dataset:
         """A dataset by id or by name; :class:`NotFound` otherwise."""
         with self._sessions() as session:
-            return Dataset(self._context, _dataset_row(session, name_or_id).id)
+            return Dataset(self._context, dataset_row(session, name_or_id).id)
 
     def dataset_with_settings(self, name_or_id: str) -> tuple[Dataset, DatasetSummary]:
-        """:meth:`dataset` and its settings as stored, in one read (a request searching with the
-        dataset's retrieval config then reads its row only here)."""
+        """:meth:`dataset` and its settings as stored, in one read (what a search request reads)."""
         with self._sessions() as session:
-            row = _dataset_row(session, name_or_id)
+            row = dataset_row(session, name_or_id)
             return Dataset(self._context, row.id), DatasetSummary.of(row)
 
     def datasets(self) -> list[Dataset]:
@@ -489,13 +488,3 @@ class KnowledgeBase:
                 continue
             stage = "before indexing" if status == DocumentStatus.WAITING else f"during {status}"
             self._states.fail(document_id, f"interrupted {stage}: the process stopped; ingest the file again")
-
-
-def _dataset_row(session: Session, name_or_id: str) -> DatasetRow:
-    """A dataset's row by id or by name; :class:`NotFound` otherwise."""
-    row = session.get(DatasetRow, name_or_id) or session.scalar(
-        select(DatasetRow).where(DatasetRow.name == name_or_id)
-    )
-    if row is None:
-        raise NotFound(f"no dataset {name_or_id!r}")
-    return row
