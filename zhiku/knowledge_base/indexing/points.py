@@ -95,6 +95,8 @@ class StorePoints:
     def upsert(
         self, segments: Sequence[Point], vectors: np.ndarray, token_lists: Sequence[Sequence[str]]
     ) -> None:
+        """Write these points (their vectors and tokens in the same order) to both stores, in
+        batches; not flushed: the caller flushes before any row may point at them."""
         for start in range(0, len(segments), _UPSERT_BATCH):
             part = segments[start : start + _UPSERT_BATCH]
             self._index.vector.upsert(
@@ -181,6 +183,7 @@ class StorePoints:
             log.warning("could not delete %s; swept at the next open", what, exc_info=True)
 
     def set_flags(self, segment_ids: Sequence[str], enabled: bool) -> None:
+        """Set these points' ``enabled`` flag in both stores, flushed."""
         self._index.vector.set_enabled(segment_ids, enabled)
         self._index.fulltext.set_enabled(segment_ids, enabled)
         self._index.vector.flush()
