@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmark this c
 
 from zhiku.api.app import create_app  # noqa: E402
 from zhiku.api.auth import authenticate  # noqa: E402
-from zhiku.api.context import EXTENSION, ApiContext, visible_dataset  # noqa: E402
+from zhiku.api.context import EXTENSION, ApiContext, visible_dataset_with_settings  # noqa: E402
 from zhiku.api.dify_retrieval import parse_retrieval  # noqa: E402
 from zhiku.api.local_server import LocalServer  # noqa: E402
 from zhiku.api.routing import _json_body, _validate  # noqa: E402
@@ -42,7 +42,6 @@ from zhiku.api.views.retrieval import record_of  # noqa: E402
 from zhiku.benchmarking.corpus import build_corpus, write_corpus  # noqa: E402
 from zhiku.benchmarking.ingest import PARAGRAPH_RULE  # noqa: E402
 from zhiku.knowledge_base import KnowledgeBase  # noqa: E402
-from zhiku.knowledge_base.hits import hit_details  # noqa: E402
 
 #: Vectors of :class:`~zhiku.benchmarking.synthetic.SyntheticEmbedding` by default, so that 10k
 #: segments index in a minute; ``--embedding-model use`` embeds with a real (slower) model.
@@ -191,13 +190,12 @@ def _profile(kb: KnowledgeBase, queries: Sequence[str], calls: int = PROFILE_CAL
                 parsed = _validate(RetrieveBody, _json_body())
                 assert isinstance(parsed, RetrieveBody)
                 marks.append(time.perf_counter())
-                dataset = visible_dataset(dataset_id)
+                dataset, settings = visible_dataset_with_settings(dataset_id)
                 hits = dataset.search_with(
-                    parsed.query, parse_retrieval(parsed.retrieval_model or {}, dataset.retrieval)
+                    parsed.query, parse_retrieval(parsed.retrieval_model or {}, settings.retrieval)
                 )
                 marks.append(time.perf_counter())
-                details = hit_details(kb.sessions, [hit.segment_id for hit in hits])
-                built = [record_of(hit, details[hit.segment_id]) for hit in hits if hit.segment_id in details]
+                built = [record_of(hit) for hit in hits]
                 marks.append(time.perf_counter())
                 ctx.hits.add(hit.segment_id for hit in hits)
                 ctx.hits.pending([hit.segment_id for hit in hits])

@@ -7,7 +7,7 @@ from sqlalchemy import update
 
 from zhiku import KnowledgeBase
 from zhiku.core.db import DocumentRow
-from zhiku.knowledge_base.indexing.dataset_index import _SERVED_IDS
+from zhiku.knowledge_base.segment_catalog import SERVED_IDS
 
 TEXT = "Green tea is brewed at eighty degrees.\n\nBlack tea takes boiling water."
 
@@ -17,26 +17,26 @@ def test_the_live_check_answers_only_served_segments_of_its_dataset(kb: Knowledg
     doc = ds.add_text("tea.txt", TEXT)
     hidden = ds.add_text("hidden.txt", "Oolong tea sits between green and black.")
     foreign = other.add_text("tea.txt", TEXT)
-    index = kb.dataset_index(ds.id)
+    catalog = kb.dataset_index(ds.id).catalog
     ours = [s.id for s in ds.segments(doc.id)]
     theirs = [s.id for s in other.segments(foreign.id)]
     disabled = [s.id for s in ds.segments(hidden.id)]
     ds.set_documents_enabled([hidden.id], False)
     unknown = "00000000-0000-0000-0000-000000000001"
-    assert index.live_ids(ours + theirs + disabled + [unknown] + ours) == set(ours)
-    assert index.live_ids([]) == set()
+    assert catalog.live_ids(ours + theirs + disabled + [unknown] + ours) == set(ours)
+    assert catalog.live_ids([]) == set()
     with kb.sessions.begin() as session:  # a document in error is not served
         session.execute(update(DocumentRow).where(DocumentRow.id == doc.id).values(status="error"))
-    assert index.live_ids(ours) == set()
+    assert catalog.live_ids(ours) == set()
     many = [f"00000000-0000-0000-0000-{i:012d}" for i in range(2000)]
-    assert index.live_ids(many + ours) == set()
+    assert catalog.live_ids(many + ours) == set()
 
 
 def test_the_live_check_reads_only_the_served_indexes(kb: KnowledgeBase) -> None:
     engine = kb.sessions.kw["bind"]
     if engine.dialect.name != "sqlite":  # the plan below is SQLite's wording
         return
-    bound = _SERVED_IDS.params(ids=["a", "b"])
+    bound = SERVED_IDS.params(ids=["a", "b"])
     statement = bound.compile(engine, compile_kwargs={"literal_binds": True, "render_postcompile": True})
     with engine.connect() as connection:
         plan = " | ".join(row[-1] for row in connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}"))

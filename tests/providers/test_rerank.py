@@ -25,9 +25,12 @@ from tests.fixtures.rerank_server import (
     serve_rerank,
 )
 from tests.fixtures.tiny_bert import save_tiny_bert
+from zhiku.core.documents import Hit
 from zhiku.core.errors import ConfigError, ModelUnavailable
 from zhiku.core.retrieval_config import Channel, RetrievalConfig
+from zhiku.core.scope import DocumentScope
 from zhiku.fusion.fusion import rerank_with_model
+from zhiku.fusion.types import FusedHit
 from zhiku.providers.rerank import open_rerank_model
 from zhiku.providers.rerank.http import HttpRerank
 from zhiku.retrieval.dataset_search import DatasetSearch
@@ -295,11 +298,34 @@ class Fixed:
     def __init__(self, hits: list[tuple[str, float]]) -> None:
         self.hits = hits
 
-    def search(self, query: str, limit: int) -> list[tuple[str, float]]:
+    def search(
+        self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
+    ) -> list[tuple[str, float]]:
         return self.hits[:limit]
 
     def holds_gil(self, query: str) -> bool:
         return True
+
+
+class Texts:
+    """A segment catalog where every segment is served, with these texts."""
+
+    has_children = False
+
+    def __init__(self, texts: dict[str, str]) -> None:
+        self.texts = texts
+
+    def parents_of(self, ids: Sequence[str]) -> dict[str, str]:
+        return {}
+
+    def live_ids(self, ids: Sequence[str]) -> set[str]:
+        return set(ids)
+
+    def live_texts(self, ids: Sequence[str]) -> dict[str, str]:
+        return {i: self.texts[i] for i in ids}
+
+    def hits(self, fused: Sequence[FusedHit]) -> list[Hit]:
+        return [Hit(hit.segment_id, hit.score, content=self.texts[hit.segment_id]) for hit in fused]
 
 
 def test_retrieval_service_reranks_with_an_http_model(server: RerankServer) -> None:
@@ -313,10 +339,7 @@ def test_retrieval_service_reranks_with_an_http_model(server: RerankServer) -> N
     reranking = {"mode": "reranking_model", "model": spec}
     config = RetrievalConfig(top_k=3, reranking=reranking, score_threshold=None)
 
-    def live(ids: Sequence[str]) -> dict[str, str]:
-        return {i: texts[i] for i in ids}
-
-    with DatasetSearch(channels, live_segments=live, rerank_model=model) as service:
+    with DatasetSearch(channels, catalog=Texts(texts), rerank_model=model) as service:
         hits = service.retrieve(QUERY, config)
         assert len(server.script.requests) == 1 and len(server.script.requests[0]["body"]["texts"]) == 4
         strict = service.retrieve(QUERY, config.merged({"score_threshold": hits[1].score}))

@@ -30,7 +30,7 @@ from typing import Any
 from zhiku import KnowledgeBase
 from zhiku.benchmarking import SyntheticEmbedding  # importing it registers the "synthetic" model
 from zhiku.core.document_status import DocumentStatus
-from zhiku.knowledge_base.indexing import dataset_index, ingestion
+from zhiku.knowledge_base.indexing import ingestion, points
 from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex
 from zhiku.knowledge_base.indexing.document_states import DocumentStates
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
@@ -103,7 +103,8 @@ def install(killer: Killer, index: DatasetIndex) -> None:
     index.embedding.embed_documents = killer.wrap(  # type: ignore[method-assign]
         "embedding.embed_documents", index.embedding.embed_documents
     )
-    index._commit_version = killer.wrap("index.commit_version", index._commit_version)  # type: ignore[method-assign]
+    writes = index.document_writes
+    writes.commit_version = killer.wrap("index.commit_version", writes.commit_version)  # type: ignore[method-assign]
 
 
 def install_stages(killer: Killer, states: DocumentStates) -> None:
@@ -122,7 +123,7 @@ def install_stages(killer: Killer, states: DocumentStates) -> None:
 def run(plan: dict[str, Any]) -> Counter[str]:
     """Carry out the plan's steps (in a forked child); the hook counts if nothing killed it."""
     ingestion.WRITE_BATCH_SEGMENTS = int(plan["write_batch_segments"])
-    dataset_index._UPSERT_BATCH = int(plan["upsert_batch"])
+    points._UPSERT_BATCH = int(plan["upsert_batch"])
     kill = plan.get("kill")
     killer = Killer((kill[0], int(kill[1])) if kill else None)
     with KnowledgeBase.open(plan["home"], embedding_model="synthetic") as kb:

@@ -9,8 +9,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from zhiku.api.dify_retrieval import parse_retrieval
+from zhiku.core.documents import Hit
 from zhiku.core.errors import ConfigError, ModelUnavailable, StoreError
 from zhiku.core.retrieval_config import Channel, RetrievalConfig
+from zhiku.core.scope import DocumentScope
 from zhiku.fusion.types import FusedHit
 from zhiku.retrieval.dataset_search import ChannelError, DatasetSearch
 
@@ -37,7 +39,9 @@ class FakeChannel:
         self.calls: list[tuple[str, int]] = []
         self.threads: list[str] = []
 
-    def search(self, query: str, limit: int) -> list[tuple[str, float]]:
+    def search(
+        self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
+    ) -> list[tuple[str, float]]:
         self.calls.append((query, limit))
         self.threads.append(threading.current_thread().name)
         if self.meet is not None:
@@ -51,16 +55,34 @@ class FakeChannel:
         return self.gil
 
 
-class LiveSegments:
-    """Stands in for the segment table: only enabled, fully indexed segments have a row."""
+class Catalog:
+    """Stands in for the segment table (only enabled, fully indexed segments have a row, here
+    with a text); records each read as ``(what, ids)``."""
+
+    has_children = False
 
     def __init__(self, texts: Mapping[str, str]) -> None:
         self.texts = dict(texts)
-        self.calls: list[list[str]] = []
+        self.calls: list[tuple[str, list[str]]] = []
 
-    def __call__(self, ids: Sequence[str]) -> dict[str, str]:
-        self.calls.append(list(ids))
+    def parents_of(self, ids: Sequence[str]) -> dict[str, str]:
+        return {}
+
+    def live_ids(self, ids: Sequence[str]) -> set[str]:
+        self.calls.append(("ids", list(ids)))
+        return {i for i in ids if i in self.texts}
+
+    def live_texts(self, ids: Sequence[str]) -> dict[str, str]:
+        self.calls.append(("texts", list(ids)))
         return {i: self.texts[i] for i in ids if i in self.texts}
+
+    def hits(self, fused: Sequence[FusedHit]) -> list[Hit]:
+        self.calls.append(("hits", ids(fused)))
+        return [
+            Hit(hit.segment_id, hit.score, content=self.texts[hit.segment_id])
+            for hit in fused
+            if hit.segment_id in self.texts
+        ]
 
 
 class TokenOverlap:
@@ -224,13 +246,14 @@ def test_reorder_puts_best_at_both_ends() -> None:
 
 
 def test_dead_segments_never_come_out_and_take_no_rank() -> None:
-    live = LiveSegments({"b": "text b", "c": "text c", "d": "text d"})  # "a" disabled
-    with DatasetSearch(three_channels(), live_segments=live) as service:
+    catalog = Catalog({"b": "text b", "c": "text c", "d": "text d"})  # "a" disabled
+    with DatasetSearch(three_channels(), catalog=catalog) as service:
         hits = service.retrieve(
             "q", config(top_k=10, reranking={"weights": {"semantic": 0.5, "full_text": 0.4, "keyword": 0.1}})
         )
     assert "a" not in ids(hits)
-    assert live.calls == [["a", "b", "c", "d"]]  # once, with the union
+    # the fused hits first; "a" among them is not served, so then the union, once
+    assert catalog.calls == [("ids", ["a", "c", "b", "d"]), ("ids", ["a", "b", "c", "d"])]
     b = next(h for h in hits if h.segment_id == "b")
     assert b.ranks == {"semantic": 1, "keyword": 2}
     # semantic without "a": b=1, c=0; full_text without "a": c=1, d=0; keyword: c=1, b=0
@@ -238,51 +261,68 @@ def test_dead_segments_never_come_out_and_take_no_rank() -> None:
 
 
 def test_live_ids_filter_without_reading_texts_unless_a_rerank_model_reads_them() -> None:
-    live = LiveSegments({"b": "the sky is grey", "c": "blue sky at dawn", "d": "apples are red"})
-    asked: list[list[str]] = []
-
-    def live_ids(candidates: Sequence[str]) -> set[str]:
-        asked.append(list(candidates))
-        return set(live(candidates))
-
+    catalog = Catalog({"b": "the sky is grey", "c": "blue sky at dawn", "d": "apples are red"})
     weights = {"weights": {"semantic": 0.5, "full_text": 0.4, "keyword": 0.1}}
-    model = TokenOverlap()
-    service = DatasetSearch(three_channels(), live_segments=live, live_ids=live_ids, rerank_model=model)
+    service = DatasetSearch(three_channels(), catalog=catalog, rerank_model=TokenOverlap())
     with service:
         hits = service.retrieve("q", config(top_k=10, reranking=weights))
         # the fused hits first; "a" among them is not served, so then the union, before fusion
-        assert sorted(ids(hits)) == ["b", "c", "d"] and asked == [["a", "c", "b", "d"], ["a", "b", "c", "d"]]
-        assert len(live.calls) == 2  # inside live_ids only: the search itself read no texts
+        assert sorted(ids(hits)) == ["b", "c", "d"]
+        assert catalog.calls == [("ids", ["a", "c", "b", "d"]), ("ids", ["a", "b", "c", "d"])]
         reranked = service.retrieve("blue sky", config(top_k=10, reranking={"mode": "reranking_model"}))
     assert ids(reranked) == ["c", "b", "d"]
-    assert len(asked) == 2 and len(live.calls) == 3  # the texts, for the rerank model
+    assert catalog.calls[2:] == [("texts", ["a", "b", "c", "d"])]  # the texts, for the rerank model
 
 
 def test_live_check_asks_only_about_the_hits_when_all_are_served() -> None:
-    asked: list[list[str]] = []
-
-    def live_ids(candidates: Sequence[str]) -> set[str]:
-        asked.append(list(candidates))
-        return set(candidates) - {"d"}  # "d" is not served, but no longer among the two best
-
+    catalog = Catalog({"a": "", "b": "", "c": ""})  # "d" is not served, but not among the two best
     weights = {"weights": {"semantic": 0.5, "full_text": 0.4, "keyword": 0.1}}
-    with DatasetSearch(three_channels(), live_ids=live_ids) as service:
+    with DatasetSearch(three_channels(), catalog=catalog) as service:
         hits = service.retrieve("q", config(top_k=2, reranking=weights))
-        assert ids(hits) == ["a", "c"] and asked == [["a", "c"]]
+        assert ids(hits) == ["a", "c"] and catalog.calls == [("ids", ["a", "c"])]
         everything = service.retrieve("q", config(top_k=10, reranking=weights))
     assert "d" not in ids(everything)
-    assert asked[1:] == [["a", "c", "b", "d"], ["a", "b", "c", "d"]]
+    assert catalog.calls[1:] == [("ids", ["a", "c", "b", "d"]), ("ids", ["a", "b", "c", "d"])]
 
 
-def test_nothing_found_does_not_call_live_segments() -> None:
-    live = LiveSegments({})
+def test_search_reads_the_hits_records_once_when_all_are_served() -> None:
+    """The live check of the fused hits is the read of their records: nothing is read again."""
+    catalog = Catalog({"a": "text a", "b": "text b", "c": "text c"})
+    weights = {"weights": {"semantic": 0.5, "full_text": 0.4, "keyword": 0.1}}
+    with DatasetSearch(three_channels(), catalog=catalog) as service:
+        fused = service.retrieve("q", config(top_k=2, reranking=weights))
+        catalog.calls.clear()
+        hits = service.search("q", config(top_k=2, reranking=weights))
+        assert catalog.calls == [("hits", ["a", "c"])]
+        assert [(h.segment_id, h.score, h.content) for h in hits] == [
+            (f.segment_id, f.score, f"text {f.segment_id}") for f in fused
+        ]
+        catalog.calls.clear()
+        everything = service.search("q", config(top_k=10, reranking=weights))
+    # "d" is among the hits but not served: the union is checked, and the records read again
+    assert [h.segment_id for h in everything] == ["a", "c", "b"]
+    assert catalog.calls == [
+        ("hits", ["a", "c", "b", "d"]),
+        ("ids", ["a", "b", "c", "d"]),
+        ("hits", ["a", "c", "b"]),
+    ]
+
+
+def test_search_needs_a_catalog() -> None:
+    with DatasetSearch(three_channels()) as service, pytest.raises(ConfigError, match="segment catalog"):
+        service.search("q", config())
+
+
+def test_nothing_found_reads_nothing() -> None:
+    catalog = Catalog({})
     channels: dict[Channel, FakeChannel] = {
         "semantic": FakeChannel([]),
         "full_text": FakeChannel([]),
     }
-    with DatasetSearch(channels, live_segments=live) as service:
+    with DatasetSearch(channels, catalog=catalog) as service:
         assert service.retrieve("q", config(hybrid_methods=["semantic", "full_text"])) == []
-    assert live.calls == []
+        assert service.search("q", config(hybrid_methods=["semantic", "full_text"])) == []
+    assert catalog.calls == []
 
 
 def test_empty_query_returns_nothing_without_searching() -> None:
@@ -340,10 +380,10 @@ def test_single_channel_failure_is_raised() -> None:
 
 
 def test_reranking_model_orders_live_texts() -> None:
-    live = LiveSegments({"b": "the sky is grey", "c": "blue sky at dawn", "d": "apples are red"})
+    catalog = Catalog({"b": "the sky is grey", "c": "blue sky at dawn", "d": "apples are red"})
     model = TokenOverlap()
     cfg = config(top_k=10, reranking={"mode": "reranking_model", "model": "token-overlap"})
-    with DatasetSearch(three_channels(), live_segments=live, rerank_model=model) as service:
+    with DatasetSearch(three_channels(), catalog=catalog, rerank_model=model) as service:
         hits = service.retrieve("blue sky", cfg)
     assert ids(hits) == ["c", "b", "d"]
     assert scores(hits) == {"c": 1.0, "b": 0.5, "d": 0.0}
@@ -351,9 +391,9 @@ def test_reranking_model_orders_live_texts() -> None:
 
 
 def test_reranking_model_applies_to_a_single_channel_too() -> None:
-    live = LiveSegments({"a": "red", "b": "blue sky", "c": "sky"})
+    catalog = Catalog({"a": "red", "b": "blue sky", "c": "sky"})
     cfg = config(search_method="semantic_search", reranking={"mode": "reranking_model"})
-    service = DatasetSearch(three_channels(), live_segments=live, rerank_model=TokenOverlap())
+    service = DatasetSearch(three_channels(), catalog=catalog, rerank_model=TokenOverlap())
     with service:
         assert ids(service.retrieve("blue sky", cfg)) == ["b", "c", "a"]
 
@@ -362,9 +402,9 @@ def test_reranking_model_applies_to_a_single_channel_too() -> None:
     ("kwargs", "model", "message"),
     [
         ({}, None, "needs a rerank model"),
-        ({"rerank_model": TokenOverlap()}, "token-overlap", "live_segments"),
+        ({"rerank_model": TokenOverlap()}, "token-overlap", "segment catalog"),
         (
-            {"rerank_model": TokenOverlap(), "live_segments": LiveSegments({})},
+            {"rerank_model": TokenOverlap(), "catalog": Catalog({})},
             "bge-reranker",
             "'bge-reranker'",
         ),
@@ -414,8 +454,8 @@ def test_dify_shaped_rerank_config() -> None:
         "top_k": 1,
         "score_threshold_enabled": False,
     }
-    live = LiveSegments({"a": "red", "c": "blue sky", "d": "sky"})
-    service = DatasetSearch(three_channels(), live_segments=live, rerank_model=TokenOverlap())
+    catalog = Catalog({"a": "red", "c": "blue sky", "d": "sky"})
+    service = DatasetSearch(three_channels(), catalog=catalog, rerank_model=TokenOverlap())
     with service:
         assert ids(service.retrieve("blue sky", parse_retrieval(dify))) == ["c"]
 

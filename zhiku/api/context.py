@@ -13,7 +13,7 @@ from zhiku.api.limits import QueueQuota
 from zhiku.core.config import Settings
 from zhiku.core.errors import NotFound
 from zhiku.knowledge_base import Dataset, KnowledgeBase
-from zhiku.knowledge_base.catalog import Catalog
+from zhiku.knowledge_base.catalog import Catalog, DatasetSummary
 from zhiku.knowledge_base.runtime.celery_queue import CeleryIndexing
 from zhiku.knowledge_base.runtime.jobs import IndexingQueue
 from zhiku.knowledge_base.runtime.workers import IndexingWorkers
@@ -61,3 +61,14 @@ def visible_dataset(name_or_id: str) -> Dataset:
     if dataset is None or not principal().can_use(dataset.id):
         raise NotFound(f"no dataset {name_or_id!r}")
     return dataset
+
+
+def visible_dataset_with_settings(name_or_id: str) -> tuple[Dataset, DatasetSummary]:
+    """:func:`visible_dataset` and its settings as stored, in one read (what a search reads)."""
+    try:
+        dataset, settings = context().kb.dataset_with_settings(name_or_id)
+    except NotFound:
+        raise NotFound(f"no dataset {name_or_id!r}") from None
+    if not principal().can_use(dataset.id):
+        raise NotFound(f"no dataset {name_or_id!r}")
+    return dataset, settings

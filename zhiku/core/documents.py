@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 #: Namespace for stable segment ids: the same document, position and content give the same id.
@@ -132,3 +133,12 @@ class Hit:
     fusion_score: float | None = None
     #: What the relevance was estimated from: ``cosine``, ``lexical`` (BM25 over the attainable).
     evidence: dict[str, float] = field(default_factory=dict)
+    #: The rest of the segment's record, read by the search with the hit (so a caller showing the
+    #: whole record reads nothing again): its dataset's name, token count, content hash,
+    #: keywords, how often retrieval returned it (as stored) and when its row was written.
+    dataset_name: str = ""
+    tokens: int = 0
+    hash: str = ""
+    keywords: list[str] = field(default_factory=list)
+    hit_count: int = 0
+    created_at: datetime | None = None

@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db.models import DatasetRow, DocumentRow, SegmentRow
+from zhiku.core.errors import NotFound
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.knowledge_base.records import DocumentInfo
@@ -170,3 +171,13 @@ class Catalog:
                 select(numbered.c.id, numbered.c.position).where(numbered.c.id.in_(list(document_ids)))
             ).all()
             return {document_id: int(position) for document_id, position in rows}
+
+
+def dataset_row_named(session: Session, name_or_id: str) -> DatasetRow:
+    """A dataset's row by id or by name; :class:`NotFound` otherwise."""
+    row = session.get(DatasetRow, name_or_id) or session.scalar(
+        select(DatasetRow).where(DatasetRow.name == name_or_id)
+    )
+    if row is None:
+        raise NotFound(f"no dataset {name_or_id!r}")
+    return row

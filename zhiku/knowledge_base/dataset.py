@@ -25,7 +25,6 @@ from zhiku.knowledge_base.dataset_segments import DatasetSegments
 from zhiku.knowledge_base.dataset_settings import DatasetSettings
 from zhiku.knowledge_base.document_intake import DocumentIntake
 from zhiku.knowledge_base.folder_sync import FolderSync
-from zhiku.knowledge_base.hits import hits_of
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.knowledge_base.indexing.segments import SegmentEditor
 from zhiku.knowledge_base.metadata import DatasetMetadata
@@ -146,10 +145,9 @@ class Dataset:
         if config.reranking.mode == "reranking_model":
             model = self._context.rerank_model(config.reranking.model)
         scope = self._scope(query, config)
-        fused = index.search_service.retrieve(
+        return index.search_service.search(
             query, config, rerank_model=model, semantic_query=semantic_query, scope=scope
         )
-        return hits_of(self._context.sessions, self.id, fused)
 
     def automatic_filter(self, question: str) -> AutomaticFilterResult:
         """The metadata conditions the chat model writes for ``question`` over this dataset's

@@ -35,6 +35,7 @@ from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.core.secrets import SecretBox
 from zhiku.knowledge_base import llm_options
 from zhiku.knowledge_base.answering import build_assistant, token_counter
+from zhiku.knowledge_base.catalog import DatasetSummary, dataset_row_named
 from zhiku.knowledge_base.context import DatasetContext
 from zhiku.knowledge_base.dataset import Dataset
 from zhiku.knowledge_base.dataset_settings import as_process_rule, as_retrieval_config
@@ -203,12 +204,13 @@ class KnowledgeBase:
     def dataset(self, name_or_id: str) -> Dataset:
         """A dataset by id or by name; :class:`NotFound` otherwise."""
         with self._sessions() as session:
-            row = session.get(DatasetRow, name_or_id) or session.scalar(
-                select(DatasetRow).where(DatasetRow.name == name_or_id)
-            )
-            if row is None:
-                raise NotFound(f"no dataset {name_or_id!r}")
-            return Dataset(self._context, row.id)
+            return Dataset(self._context, dataset_row_named(session, name_or_id).id)
+
+    def dataset_with_settings(self, name_or_id: str) -> tuple[Dataset, DatasetSummary]:
+        """:meth:`dataset` and its settings as stored, in one read (what a search request reads)."""
+        with self._sessions() as session:
+            row = dataset_row_named(session, name_or_id)
+            return Dataset(self._context, row.id), DatasetSummary.of(row)
 
     def datasets(self) -> list[Dataset]:
         with self._sessions() as session:

@@ -8,17 +8,18 @@ A query runs through these steps, each visible in :meth:`DatasetSearch.retrieve_
    first in the calling thread, unless every one would hold the GIL throughout (an embedded
    store, the query's vector at hand): then threads would only take turns, paying a GIL hand-off
    each time, so they run one after the other in the calling thread;
-2. parent-child: ``parents`` maps the candidates that are child chunks (or summaries) to their
-   segment;
-   each channel keeps, per parent, its best child (score and rank), so fusion ranks parents and
-   one parent never fills two slots; the children found are kept to be shown with their parent;
+2. parent-child: the catalog's ``parents_of`` maps the candidates that are child chunks (or
+   summaries) to their segment; each channel keeps, per parent, its best child (score and
+   rank), so fusion ranks parents and one parent never fills two slots; the children found are
+   kept to be shown with their parent;
 3. the live check — only served segments come out. Fusion runs on the candidates as found and
-   ``live_ids`` is asked about the hits it returns (after ``score_threshold`` and ``top_k``, so
-   about ten ids, not the hundreds of candidates); when all are served, they are the answer. The
+   the catalog is asked about the hits it returns (after ``score_threshold`` and ``top_k``, so
+   about ten ids, not the hundreds of candidates); when all are served, they are the answer, and
+   :meth:`DatasetSearch.search` has their records from that same read. The
    stores already exclude disabled segments, so a candidate not served is a transient (between a
    write's database commit and its store update, or a document in `error`); one
    ranked below the hits may still have moved its channel's normalisation a little. When a hit
-   is not served, and always for a rerank model (which reads ``live_segments``' texts) or child
+   is not served, and always for a rerank model (which reads the catalog's texts) or child
    chunks, the union of the candidates is checked and those not served (disabled, deleted,
    half-indexed) are dropped before fusion, so they neither come out nor take a rank;
 4. fusion by ``config.reranking.mode`` (see :mod:`zhiku.fusion.fusion` for what each final score
@@ -38,24 +39,29 @@ keep their scale, so a threshold stays as strict as configured. When every chann
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
+from zhiku.core.documents import Hit
 from zhiku.core.errors import ConfigError, StoreError, ZhikuError
 from zhiku.core.retrieval_config import Channel, RetrievalConfig
 from zhiku.core.scope import DocumentScope
-from zhiku.fusion.fusion import adaptive_score, cut, max_score, rerank_with_model, rrf, weighted_score
+from zhiku.fusion.fusion import cut, rerank_with_model
+from zhiku.fusion.modes import fuse
 from zhiku.fusion.reorder import reorder
 from zhiku.fusion.types import FusedHit
 from zhiku.providers.rerank.base import RerankModel
-from zhiku.retrieval.relevance import Calibration, Evidence, rerank_relevance
+from zhiku.retrieval.catalog import SegmentCatalog
+from zhiku.retrieval.channels import Ranked
+from zhiku.retrieval.evidence import LEXICAL_CHANNELS, EvidenceScale
+from zhiku.retrieval.parent_child import attach_children, to_parents
+from zhiku.retrieval.relevance import Calibration, rerank_relevance
 
 logger = logging.getLogger(__name__)
 
-_Ranked = list[tuple[str, float]]
+T = TypeVar("T")
 
 
 class SearchChannel(Protocol):
@@ -71,7 +77,7 @@ class SearchChannel(Protocol):
     """
 
     def search(
-        self, query: str, limit: int, scope: DocumentScope | None = None
+        self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
     ) -> list[tuple[str, float]]: ...
 
     def holds_gil(self, query: str) -> bool: ...
@@ -106,38 +112,49 @@ class ChannelError(StoreError):
 class DatasetSearch:
     """Searches one dataset's channels and fuses them according to a :class:`RetrievalConfig`.
 
-    ``live_segments(ids) -> {id: text}`` answers which candidates may be returned and gives the
-    texts a rerank model reads; without it nothing is filtered and ``reranking_model`` is
-    unavailable. ``live_ids(ids)`` answers the same question without the texts, which is cheaper
-    (the texts of some hundred candidates are read only for a rerank model).
-    ``parents(ids) -> {child_id: segment_id}`` names the candidates that are child chunks (the
-    others are segments themselves). ``executor`` runs all channels but the first (which runs in
-    the calling thread); share one bounded pool between services, but not the
-    pool whose threads call ``retrieve``, or a full pool deadlocks. Without one, the service owns
-    a small pool: call :meth:`close` (or use it as a context manager) when done.
+    ``catalog`` answers which candidates may be returned, which are child chunks, the texts a
+    rerank model reads and the hits' records (:class:`SegmentCatalog`); without it nothing is
+    filtered, ``reranking_model`` is unavailable and only :meth:`retrieve` (fused hits) answers.
+    ``executor`` runs all channels but the first (which runs in the calling thread); share one
+    bounded pool between services, but not the pool whose threads call ``search``, or a full pool
+    deadlocks. Without one, the service owns a small pool: call :meth:`close` (or use it as a
+    context manager) when done.
     """
 
     def __init__(
         self,
         channels: Mapping[Channel, SearchChannel],
         *,
-        live_segments: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
-        live_ids: Callable[[Sequence[str]], Collection[str]] | None = None,
-        parents: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
+        catalog: SegmentCatalog | None = None,
         rerank_model: RerankModel | None = None,
         executor: ThreadPoolExecutor | None = None,
         calibration: Calibration | None = None,
     ) -> None:
         self._channels = dict(channels)
         self._calibration = calibration
-        self._live_segments = live_segments
-        self._live_ids = live_ids
-        self._parents = parents
+        self._catalog = catalog
         self._rerank_model = rerank_model
         self._owns_executor = executor is None
         self._executor = executor or ThreadPoolExecutor(
             max_workers=max(1, len(self._channels) - 1), thread_name_prefix="zhiku-retrieve"
         )
+
+    def search(
+        self,
+        query: str,
+        config: RetrievalConfig,
+        *,
+        rerank_model: RerankModel | None = None,
+        semantic_query: str | None = None,
+        scope: DocumentScope | None = None,
+    ) -> list[Hit]:
+        """The served hits with their records (the catalog's), best first (or odd/even
+        reordered); see :meth:`retrieve_with_timings` for the arguments. Empty query → []."""
+        if self._catalog is None:
+            raise ConfigError("a search for hits needs the dataset's segment catalog")
+        catalog = self._catalog
+        hits, read, _ = self._run(query, config, rerank_model, semantic_query, scope, catalog.hits)
+        return read if read is not None else catalog.hits(hits)
 
     def retrieve(
         self,
@@ -162,7 +179,7 @@ class DatasetSearch:
         semantic_query: str | None = None,
         scope: DocumentScope | None = None,
     ) -> tuple[list[FusedHit], dict[str, float]]:
-        """The hits and, in milliseconds, each answering channel's search time and, as
+        """The fused hits and, in milliseconds, each answering channel's search time and, as
         ``searches``, the time of all the channels' searches together.
 
         ``semantic_query`` (e.g. a HyDE passage) drives the semantic channel in place of ``query``,
@@ -170,13 +187,27 @@ class DatasetSearch:
         some documents (a metadata filter), inside each channel's search.
         ``rerank_model`` (for this call) takes the place of the service's own. Raises ConfigError
         if the config asks for a channel this dataset lacks, or for ``reranking_model`` without a
-        (matching) model or ``live_segments``; ChannelError if every channel fails.
+        (matching) model or catalog; ChannelError if every channel fails.
         """
+        hits, _, timings = self._run(query, config, rerank_model, semantic_query, scope, self._served)
+        return hits, timings
+
+    def _run(
+        self,
+        query: str,
+        config: RetrievalConfig,
+        rerank_model: RerankModel | None,
+        semantic_query: str | None,
+        scope: DocumentScope | None,
+        read: Callable[[list[FusedHit]], list[T]],
+    ) -> tuple[list[FusedHit], list[T] | None, dict[str, float]]:
+        """The fused hits, what ``read`` made of them when it found every one served (the first
+        check: one read, about ten ids) else None, and the timings."""
         channels = config.channels
         model = rerank_model or self._rerank_model
         self._check(config, channels, model)
         if not query.strip() or (scope is not None and scope.empty):
-            return [], {}
+            return [], [], {}
         searched = [*channels, *self._evidence_channels(channels)]
         texts_of = {ch: query for ch in searched}
         if semantic_query and "semantic" in texts_of:
@@ -189,18 +220,26 @@ class DatasetSearch:
         evidence = {ch: hits for ch, hits in found.items() if ch not in channels}
         found = {ch: hits for ch, hits in found.items() if ch in channels}
         reranked = config.reranking.mode == "reranking_model"
-        if self._live_ids is not None and not parent_of and not reranked:
+        if not parent_of and not reranked:
             hits = self._cut(query, found, evidence, scale, {}, config, model)
-            returned = [hit.segment_id for hit in hits]
-            if len(self._live_ids(returned)) == len(returned):
-                return (reorder(hits) if config.reorder else hits), timings
+            hits = reorder(hits) if config.reorder else hits
+            served = read(hits) if hits else []
+            if len(served) == len(hits):
+                return hits, served, timings
         live, texts = self._live(found, texts_needed=reranked)
         if live is not None:
             found = {ch: [(sid, s) for sid, s in hits if sid in live] for ch, hits in found.items()}
         hits = self._cut(query, found, evidence, scale, texts, config, model)
         if parent_of:
-            self._attach_children(hits, children, parent_of, live, config, scale)
-        return (reorder(hits) if config.reorder else hits), timings
+            attach_children(hits, children, parent_of, live, config, scale)
+        return (reorder(hits) if config.reorder else hits), None, timings
+
+    def _served(self, hits: list[FusedHit]) -> list[FusedHit]:
+        """The served ones among ``hits`` (all of them without a catalog)."""
+        if self._catalog is None or not hits:
+            return hits
+        live = self._catalog.live_ids([hit.segment_id for hit in hits])
+        return [hit for hit in hits if hit.segment_id in live]
 
     def _evidence_channels(self, channels: Sequence[Channel]) -> list[Channel]:
         """Channels searched only for the relevance's evidence: BM25 beside a keyword-only search
@@ -209,26 +248,26 @@ class DatasetSearch:
             return []
         return ["full_text"] if "full_text" in self._channels else []
 
-    def _scale(self, query: str, found: Mapping[str, _Ranked], limit: int) -> _EvidenceScale | None:
+    def _scale(self, query: str, found: Mapping[str, Ranked], limit: int) -> EvidenceScale | None:
         if self._calibration is None:
             return None
         attainable: dict[str, float] = {}
         for name in LEXICAL_CHANNELS:
-            channel = self._channels.get(name)  # type: ignore[call-overload]
+            channel = self._channels.get(name)
             if name not in found or not isinstance(channel, ScaledChannel):
                 continue
             try:
                 attainable[name] = channel.attainable(query)
             except Exception:  # a failed scale read leaves that evidence out, like a failed channel
                 logger.warning("reading the query's attainable %s score failed", name, exc_info=True)
-        return _EvidenceScale(self._calibration, limit, attainable)
+        return EvidenceScale(self._calibration, limit, attainable)
 
     def _cut(
         self,
         query: str,
-        found: Mapping[str, _Ranked],
-        evidence: Mapping[str, _Ranked],
-        scale: _EvidenceScale | None,
+        found: Mapping[str, Ranked],
+        evidence: Mapping[str, Ranked],
+        scale: EvidenceScale | None,
         texts: Mapping[str, str],
         config: RetrievalConfig,
         model: RerankModel | None,
@@ -267,8 +306,8 @@ class DatasetSearch:
             raise ConfigError(f"reranking_model needs a rerank model ({wanted or 'none named'})")
         if wanted is not None and wanted != model.name:
             raise ConfigError(f"the config asks for rerank model {wanted!r}, the service has {model.name!r}")
-        if self._live_segments is None:
-            raise ConfigError("reranking_model needs live_segments to supply segment texts")
+        if self._catalog is None:
+            raise ConfigError("reranking_model needs the dataset's segment catalog to supply segment texts")
 
     def _search(
         self,
@@ -277,19 +316,19 @@ class DatasetSearch:
         limit: int,
         scope: DocumentScope | None,
         summaries: bool,
-    ) -> tuple[dict[str, _Ranked], dict[str, float]]:
+    ) -> tuple[dict[str, Ranked], dict[str, float]]:
         """Each channel's answer to its query (a failed one as []) in config order, and the timings:
         each channel's search and, as ``searches``, all of them (side by side or in turn)."""
         start = time.perf_counter()
         first, *rest = channels
         in_turn = all(self._channels[ch].holds_gil(queries[ch]) for ch in channels)
-        futures: dict[Channel, Future[tuple[_Ranked, float]]] = {}
+        futures: dict[Channel, Future[tuple[Ranked, float]]] = {}
         if not in_turn:
             futures = {
                 ch: self._executor.submit(_timed, self._channels[ch], queries[ch], limit, scope, summaries)
                 for ch in rest
             }
-        outcomes: dict[Channel, tuple[_Ranked, float] | Exception] = {}
+        outcomes: dict[Channel, tuple[Ranked, float] | Exception] = {}
         for ch in channels if in_turn else [first]:
             try:
                 outcomes[ch] = _timed(self._channels[ch], queries[ch], limit, scope, summaries)
@@ -309,7 +348,7 @@ class DatasetSearch:
         for ch, error in failed.items():
             logger.warning("%s search failed; fusing without it", ch, exc_info=error)
 
-        found: dict[str, _Ranked] = {}
+        found: dict[str, Ranked] = {}
         timings: dict[str, float] = {}
         for ch in channels:
             out = outcomes[ch]
@@ -321,85 +360,38 @@ class DatasetSearch:
         return found, timings
 
     def _to_parents(
-        self, found: dict[str, _Ranked]
-    ) -> tuple[dict[str, _Ranked], dict[str, _Ranked], Mapping[str, str]]:
-        """Each channel's candidates with child chunks replaced by their parent (its best child's
-        score, at its best child's rank), the child chunks found per channel, and their parents."""
-        if self._parents is None:
+        self, found: dict[str, Ranked]
+    ) -> tuple[dict[str, Ranked], dict[str, Ranked], Mapping[str, str]]:
+        """Each channel's candidates with child chunks replaced by their parent, the child chunks
+        found per channel, and their parents (see :func:`to_parents`)."""
+        if self._catalog is None or not self._catalog.has_children:
             return found, {}, {}
         ids = list(dict.fromkeys(sid for hits in found.values() for sid, _ in hits))
-        parent_of = self._parents(ids) if ids else {}
+        parent_of = self._catalog.parents_of(ids) if ids else {}
         if not parent_of:
             return found, {}, {}
-        parents: dict[str, _Ranked] = {}
-        children: dict[str, _Ranked] = {}
-        for ch, hits in found.items():
-            seen: set[str] = set()
-            parents[ch], children[ch] = [], []
-            for sid, score in hits:
-                parent = parent_of.get(sid, sid)
-                if parent != sid:
-                    children[ch].append((sid, score))
-                if parent not in seen:
-                    seen.add(parent)
-                    parents[ch].append((parent, score))
+        parents, children = to_parents(found, parent_of)
         return parents, children, parent_of
 
-    @staticmethod
-    def _attach_children(
-        hits: Sequence[FusedHit],
-        children: Mapping[str, _Ranked],
-        parent_of: Mapping[str, str],
-        live: Collection[str] | None,
-        config: RetrievalConfig,
-        scale: _EvidenceScale | None,
-    ) -> None:
-        """Give each hit its children found, best first (by fusing the live children in the
-        config's channels), each scored by its relevance like the hits (from every channel
-        searched, evidence-only ones included)."""
-        searched = {
-            ch: [(cid, s) for cid, s in kids if live is None or parent_of[cid] in live]
-            for ch, kids in children.items()
-        }
-        found: dict[str, _Ranked] = {ch: kids for ch, kids in searched.items() if ch in config.channels}
-        reranking = config.reranking
-        weights: dict[str, float] = {ch: w for ch, w in reranking.weights.items()}
-        if len(found) == 1 or reranking.mode == "none":
-            fused = max_score(found)
-        elif reranking.mode == "rrf":
-            fused = rrf(found, k=reranking.rrf_k, weights=weights)
-        elif reranking.mode == "adaptive":
-            fused = adaptive_score(found, weights)
-        else:  # weighted_score, and under a rerank model (which orders the parents only)
-            fused = weighted_score(found, weights)
-        if scale is not None:
-            scale.score(fused, searched)
-        by_parent: dict[str, list[tuple[str, float]]] = {}
-        for child in fused:  # best first
-            by_parent.setdefault(parent_of[child.segment_id], []).append((child.segment_id, child.score))
-        for hit in hits:
-            hit.children = by_parent.get(hit.segment_id, [])
-
     def _live(
-        self, found: Mapping[str, _Ranked], *, texts_needed: bool
+        self, found: Mapping[str, Ranked], *, texts_needed: bool
     ) -> tuple[Collection[str] | None, Mapping[str, str]]:
-        """The live candidates (None when the service has no live filter) and, when
-        ``texts_needed`` or only ``live_segments`` can tell, their texts (else no texts)."""
-        if self._live_segments is None and self._live_ids is None:
+        """The live candidates (None without a catalog) and, when ``texts_needed``, their texts
+        (else no texts)."""
+        if self._catalog is None:
             return None, {}
         ids = list(dict.fromkeys(sid for hits in found.values() for sid, _ in hits))
         if not ids:
             return set(), {}
-        if self._live_ids is None or texts_needed:
-            assert self._live_segments is not None  # a rerank model is refused without it (_check)
-            texts = self._live_segments(ids)
+        if texts_needed:
+            texts = self._catalog.live_texts(ids)
             return texts.keys(), texts
-        return self._live_ids(ids), {}
+        return self._catalog.live_ids(ids), {}
 
     def _fuse(
         self,
         query: str,
-        found: Mapping[str, _Ranked],
+        found: Mapping[str, Ranked],
         texts: Mapping[str, str],
         config: RetrievalConfig,
         model: RerankModel | None,
@@ -408,78 +400,12 @@ class DatasetSearch:
         if reranking.mode == "reranking_model":
             assert model is not None  # guaranteed by _check
             return rerank_with_model(query, found, texts, model, top_n=top_n)
-        if len(found) == 1 or reranking.mode == "none":
-            return max_score(found, top_n=top_n)
-        weights: dict[str, float] = {ch: w for ch, w in reranking.weights.items()}
-        if reranking.mode == "adaptive":
-            return adaptive_score(found, weights, top_n=top_n)
-        if reranking.mode == "weighted_score":
-            return weighted_score(found, weights, top_n=top_n)
-        return rrf(found, k=reranking.rrf_k, weights=weights, top_n=top_n)
-
-
-#: Channels whose score over the query's attainable score is lexical evidence: BM25 and, where it
-#: was searched, the keyword postings (the larger share counts).
-LEXICAL_CHANNELS = ("full_text", "keyword")
-
-
-class _EvidenceScale:
-    """Turns fused hits' scores into relevance (:mod:`zhiku.retrieval.relevance`) from what the
-    channels found: a hit's cosine is its semantic score, its lexical evidence its BM25 (or keyword)
-    score over the query's attainable one. A hit a channel searched but did not return has at most that
-    channel's weakest candidate's score (its list was full) or, for BM25, shares no term (it was
-    not): those bounds are its evidence."""
-
-    def __init__(self, calibration: Calibration, limit: int, attainable: Mapping[str, float]) -> None:
-        self._calibration = calibration
-        self._limit = limit
-        self._attainable = attainable
-
-    def score(self, hits: Sequence[FusedHit], found: Mapping[str, _Ranked]) -> None:
-        for hit in hits:
-            evidence = self._evidence(hit, found)
-            relevance = self._calibration.relevance(evidence)
-            hit.fusion = hit.score
-            hit.score = relevance if relevance is not None else 0.0
-            hit.evidence = evidence.as_dict()
-
-    def _evidence(self, hit: FusedHit, found: Mapping[str, _Ranked]) -> Evidence:
-        cosine = self._raw(hit, "semantic", found, absent=None)
-        lexical = None
-        for channel, attainable in self._attainable.items():
-            raw = self._raw(hit, channel, found, absent=0.0)
-            if raw is not None:
-                share = min(1.0, raw / attainable) if attainable > 0 else 0.0
-                lexical = share if lexical is None else max(lexical, share)
-        return Evidence(cosine=_finite(cosine), lexical=_finite(lexical))
-
-    def _raw(
-        self, hit: FusedHit, channel: str, found: Mapping[str, _Ranked], absent: float | None
-    ) -> float | None:
-        if channel not in found:
-            return None
-        if channel in hit.scores:
-            return hit.scores[channel]
-        listed = found[channel]
-        if not listed:
-            return absent
-        score = dict(listed).get(hit.segment_id)
-        if score is not None:
-            return score
-        return listed[-1][1] if len(listed) >= self._limit or absent is None else absent
-
-
-def _finite(value: float | None) -> float | None:
-    """A value a model can read: None for NaN or infinity (a zero vector's cosine, say)."""
-    return value if value is not None and math.isfinite(value) else None
+        return fuse(found, reranking, top_n)
 
 
 def _timed(
     channel: SearchChannel, query: str, limit: int, scope: DocumentScope | None, summaries: bool
-) -> tuple[_Ranked, float]:
+) -> tuple[Ranked, float]:
     start = time.perf_counter()
-    if summaries:  # only a dataset's own channels know of summaries
-        hits = channel.search(query, limit, scope, summaries=True)  # type: ignore[call-arg]
-    else:
-        hits = channel.search(query, limit) if scope is None else channel.search(query, limit, scope)
+    hits = channel.search(query, limit, scope, summaries=summaries)
     return hits, (time.perf_counter() - start) * 1000.0

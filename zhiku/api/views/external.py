@@ -19,7 +19,7 @@ from flask import Response, g, jsonify, request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from zhiku.api.auth import Principal
-from zhiku.api.context import context, visible_dataset
+from zhiku.api.context import context, visible_dataset_with_settings
 from zhiku.api.responses import Out
 from zhiku.api.routing import Routes
 from zhiku.api.schemas import MAX_QUESTION_CHARS
@@ -139,7 +139,7 @@ def external_retrieval(body: ExternalRetrievalBody) -> Response:
     try:
         g.zhiku_principal = _caller()
         try:
-            dataset = visible_dataset(body.knowledge_id)
+            dataset, settings = visible_dataset_with_settings(body.knowledge_id)
         except NotFound:
             raise DifyError(404, 2001, "The knowledge does not exist") from None
     except DifyError as error:
@@ -150,7 +150,7 @@ def external_retrieval(body: ExternalRetrievalBody) -> Response:
         override["score_threshold"] = setting.score_threshold
     if body.metadata_condition is not None and body.metadata_condition.conditions:
         override["metadata_filter"] = body.metadata_condition.as_filter()
-    hits = dataset.search_with(body.query, dataset.retrieval.merged(override))
+    hits = dataset.search_with(body.query, settings.retrieval.merged(override))
     context().hits.add(hit.segment_id for hit in hits)
     values = dataset.metadata.values_of([hit.document_id for hit in hits])
     records = [

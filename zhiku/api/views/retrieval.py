@@ -10,51 +10,44 @@ from flask import Response, jsonify
 from zhiku.agent_tools.search_tool import KbSearchArgs, SearchResult, kb_search
 from zhiku.api import dify
 from zhiku.api.auth import principal
-from zhiku.api.context import context, visible_dataset
+from zhiku.api.context import context, visible_dataset, visible_dataset_with_settings
 from zhiku.api.dify_retrieval import parse_retrieval
 from zhiku.api.responses import Records, RoutedRecords
 from zhiku.api.routing import Routes
 from zhiku.api.schemas import CrossRetrieveBody, RetrieveBody
 from zhiku.core.documents import Hit, Segment
 from zhiku.core.retrieval_config import RetrievalConfig
-from zhiku.knowledge_base.hits import HitDetails, hit_details
 from zhiku.knowledge_base.indexing.segments import StoredSegment
 
 routes = Routes("retrieval")
 
 
 def records(hits: Sequence[Hit]) -> list[dict[str, Any]]:
-    """Hits as segment records, in rank order, built from what the search read plus one query
-    for the rest (of every dataset hit at once); each hit counts once in its segment's
-    ``hit_count`` (written in the background, shown here with the counts not yet written)."""
+    """Hits as segment records, in rank order, from what the search read with them (nothing is
+    read again); each hit counts once in its segment's ``hit_count`` (written in the background,
+    shown here with the counts not yet written)."""
     ctx = context()
-    details = hit_details(ctx.kb.sessions, [hit.segment_id for hit in hits])
-    served = [
-        hit
-        for hit in hits
-        if hit.segment_id in details and details[hit.segment_id].dataset_id == hit.dataset_id
-    ]
-    ctx.hits.add(hit.segment_id for hit in served)
-    pending = ctx.hits.pending([hit.segment_id for hit in served])
-    return [record_of(hit, details[hit.segment_id], pending.get(hit.segment_id, 0)) for hit in served]
+    ctx.hits.add(hit.segment_id for hit in hits)
+    pending = ctx.hits.pending([hit.segment_id for hit in hits])
+    return [record_of(hit, pending.get(hit.segment_id, 0)) for hit in hits]
 
 
-def record_of(hit: Hit, details: HitDetails, pending_hits: int = 0) -> dict[str, Any]:
-    """One hit's record (Dify's shape) from the hit and the rest of its segment's row."""
+def record_of(hit: Hit, pending_hits: int = 0) -> dict[str, Any]:
+    """One hit's record (Dify's shape); a hit is of a served segment, so an enabled one."""
     segment = Segment(
         id=hit.segment_id,
         document_id=hit.document_id,
         position=hit.position,
         content=hit.content,
-        tokens=details.tokens,
-        hash=details.hash,
-        keywords=details.keywords,
+        tokens=hit.tokens,
+        hash=hit.hash,
+        keywords=list(hit.keywords),
         answer=hit.answer,
-        enabled=details.enabled,
+        enabled=True,
         metadata=hit.metadata,
     )
-    stored = StoredSegment(segment, details.created_at, details.hit_count + pending_hits)
-    return dify.record(hit, stored, details.dataset_name)
+    stored = StoredSegment(segment, hit.created_at, hit.hit_count + pending_hits)
+    return dify.record(hit, stored, hit.dataset_name)
 
 
 @routes.route(
@@ -66,8 +59,8 @@ def record_of(hit: Hit, details: HitDetails, pending_hits: int = 0) -> dict[str,
     response=Records,
 )
 def retrieve(dataset_id: str, body: RetrieveBody) -> Response:
-    dataset = visible_dataset(dataset_id)
-    config: RetrievalConfig = parse_retrieval(body.retrieval_model or {}, dataset.retrieval)
+    dataset, settings = visible_dataset_with_settings(dataset_id)
+    config: RetrievalConfig = parse_retrieval(body.retrieval_model or {}, settings.retrieval)
     hits = dataset.search_with(body.query, config)
     return jsonify({"query": {"content": body.query}, "records": records(hits)})
 

@@ -26,9 +26,10 @@ from zhiku.core.documents import Chunk
 from zhiku.core.errors import Cancelled, InvalidInput, TimeLimitExceeded, ZhikuError
 from zhiku.extractors.budget import ParseBudget, parse_budget
 from zhiku.knowledge_base.context import DatasetContext
-from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex, DocumentVersion, points_of_segment
+from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex, DocumentVersion
 from zhiku.knowledge_base.indexing.document_states import DocumentStates
 from zhiku.knowledge_base.indexing.pipeline import Pipeline
+from zhiku.knowledge_base.indexing.points import points_of_segment
 
 S = DocumentStatus
 

@@ -42,7 +42,7 @@ class StoredSegment:
     returned it."""
 
     segment: Segment
-    created_at: datetime
+    created_at: datetime | None
     hit_count: int = 0
 
 
