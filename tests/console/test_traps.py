@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.console.browser import LocalServer, Pages, WebDriver, chromium, zhiku_server
+from tests.console.browser import By, LocalServer, Pages, WebDriver, chromium, zhiku_server
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +46,13 @@ def _all_completed(pages: Pages, count: int) -> bool:
     return len(statuses) >= count and set(statuses.values()) == {"completed"}
 
 
+def _duplicate_line(pages: Pages) -> Any:
+    """The upload's line offering skip / replace / keep both, once it shows."""
+    return pages.until(
+        lambda: pages.find_all("#upload-status li button[data-choice]") and pages.find("#upload-status li")
+    )
+
+
 def test_pressing_upload_while_files_go_sends_them_once(pages: Pages, tmp_path: Path) -> None:
     pages.create_dataset("upload once")
     files = _texts(
@@ -64,3 +72,35 @@ def test_pressing_upload_while_files_go_sends_them_once(pages: Pages, tmp_path: 
     pages.driver.refresh()
     assert sorted(pages.statuses()) == ["oolong.txt", "white.txt", "yellow.txt"]
     assert pages.document_count() == 3
+
+
+def test_a_file_already_indexed_is_named_and_offered_skip_replace_or_keep_both(
+    pages: Pages, tmp_path: Path
+) -> None:
+    pages.create_dataset("duplicates")
+    text = "Jasmine tea is green tea scented with jasmine blossoms overnight."
+    (first,) = _texts(tmp_path, {"jasmine.txt": text})
+    pages.upload(first)
+    pages.until(lambda: _all_completed(pages, 1))
+
+    (again,) = _texts(tmp_path, {"jasmine copy.txt": text})
+    pages.upload(again)
+    line = _duplicate_line(pages)
+    assert "already indexed as “jasmine.txt”" in line.text
+    assert pages.document_count() == 1  # nothing indexed behind the user's back
+
+    line.find_element(By.CSS_SELECTOR, "button[data-choice='keep']").click()
+    pages.until(lambda: pages.find("#upload-status li").text == "jasmine copy.txt: ✓")
+    pages.until(lambda: _all_completed(pages, 2))
+    assert sorted(pages.statuses()) == ["jasmine copy.txt", "jasmine.txt"]
+
+    pages.upload(again)
+    _duplicate_line(pages).find_element(By.CSS_SELECTOR, "button[data-choice='replace']").click()
+    pages.until(lambda: pages.find("#upload-status li").text == "jasmine copy.txt: ✓")
+    pages.until(lambda: _all_completed(pages, 2))
+
+    pages.upload(again)
+    _duplicate_line(pages).find_element(By.CSS_SELECTOR, "button[data-choice='skip']").click()
+    assert "skipped" in pages.find("#upload-status li").text
+    pages.driver.refresh()
+    assert pages.document_count() == 2

@@ -40,30 +40,65 @@ function pollRows(form) {
   }, POLL_MS);
 }
 
+async function sendFile(form, file, onDuplicate) {
+  // one file to the upload view; the answer's record of it, or an Error with the server's message
+  const data = new FormData();
+  data.append("file", file, file.name);
+  data.append("csrf_token", csrfToken());
+  data.append("on_duplicate", onDuplicate);
+  const response = await fetch(form.action, {
+    method: "POST",
+    body: data,
+    headers: { Accept: "application/json", "X-CSRFToken": csrfToken() },
+  });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(body.message || response.statusText);
+  return body.documents[0];
+}
+
+function duplicateChoice(form, item, file, record) {
+  // "already indexed as …": skip (already done), replace that document, or keep both
+  const words = form.dataset;
+  item.textContent = file.name + ": " + words.already + " “" + record.existing_name + "” ";
+  const choices = [["skip", words.skip], ["replace", words.replace], ["keep", words.keep]];
+  for (const [choice, label] of choices) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "small secondary";
+    button.dataset.choice = choice;
+    button.textContent = label;
+    button.addEventListener("click", async () => {
+      if (choice === "skip") {
+        item.textContent = file.name + ": " + words.skipped + " (" + words.already + " “" + record.existing_name + "”)";
+        return;
+      }
+      item.textContent = file.name + ": …";
+      await uploadOne(form, item, file, choice);
+      await refreshRows(form);
+      pollRows(form);
+    });
+    item.append(button);
+  }
+}
+
+async function uploadOne(form, item, file, onDuplicate) {
+  item.textContent = file.name + ": …";
+  try {
+    const record = await sendFile(form, file, onDuplicate);
+    if (record.duplicate === "skipped") duplicateChoice(form, item, file, record);
+    else item.textContent = file.name + ": ✓";
+  } catch (error) {
+    item.textContent = file.name + ": " + error.message;
+  }
+}
+
 async function uploadFiles(form, files) {
   const status = document.getElementById("upload-status");
-  const lines = [];
-  const show = () => { status.textContent = lines.join(" · "); };
+  status.textContent = "";
   for (const file of files) {
-    const data = new FormData();
-    data.append("file", file, file.name);
-    data.append("csrf_token", csrfToken());
-    let line = file.name + ": …";
-    lines.push(line);
-    show();
-    try {
-      const response = await fetch(form.action, {
-        method: "POST",
-        body: data,
-        headers: { Accept: "application/json", "X-CSRFToken": csrfToken() },
-      });
-      const body = await response.json().catch(() => ({}));
-      line = file.name + ": " + (response.ok ? "✓" : (body.message || response.statusText));
-    } catch (error) {
-      line = file.name + ": " + error;
-    }
-    lines[lines.length - 1] = line;
-    show();
+    const item = document.createElement("li");
+    status.append(item);
+    await uploadOne(form, item, file, "skip");
   }
   await refreshRows(form);
   pollRows(form);
