@@ -104,3 +104,38 @@ def test_a_file_already_indexed_is_named_and_offered_skip_replace_or_keep_both(
     assert "skipped" in pages.find("#upload-status li").text
     pages.driver.refresh()
     assert pages.document_count() == 2
+
+
+def _keywords(pages: Pages) -> set[str]:
+    return {badge.text.lower() for badge in pages.find_all("article.segment .keywords .badge")}
+
+
+def test_edited_text_brings_its_own_keywords_unless_the_keywords_were_edited(
+    pages: Pages, tmp_path: Path
+) -> None:
+    dataset_id = pages.create_dataset("keywords")
+    pages.upload(*_texts(tmp_path, {"longjing.txt": "Longjing tea from Hangzhou is pan-fired in woks."}))
+    pages.until(lambda: _all_completed(pages, 1))
+    pages.open(f"/datasets/{dataset_id}/segments")
+    assert "hangzhou" in _keywords(pages)
+
+    def edit(content: str | None = None, keywords: str | None = None) -> None:
+        pages.find("article.segment details.edit summary").click()
+        if content is not None:
+            area = pages.find("article.segment textarea[name='content']")
+            area.clear()
+            area.send_keys(content)
+        if keywords is not None:
+            field = pages.find("article.segment input[name='keywords']")
+            field.clear()
+            field.send_keys(keywords)
+        pages.click("article.segment button.save-segment")
+
+    edit(content="Biluochun tea from Suzhou is rolled into tight spirals.")
+    pages.until(lambda: "Biluochun" in pages.find("article.segment .content").text)
+    words = _keywords(pages)
+    assert "suzhou" in words and not words & {"hangzhou", "longjing", "woks"}
+
+    edit(content="Biluochun leaves are picked in early spring.", keywords="spring tea, 碧螺春")
+    pages.until(lambda: "early spring" in pages.find("article.segment .content").text)
+    assert _keywords(pages) == {"spring tea", "碧螺春"}

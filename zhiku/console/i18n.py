@@ -112,6 +112,7 @@ ZH: dict[str, str] = {
     "Edit": "编辑",
     "Content": "内容",
     "Keywords (comma separated)": "关键词（逗号分隔）",
+    "Left as they are, they follow the new text.": "不改动则随新文本重新提取。",
     "Enable": "启用",
     "Disable": "停用",
     # hit testing
