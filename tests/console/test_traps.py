@@ -139,3 +139,36 @@ def test_edited_text_brings_its_own_keywords_unless_the_keywords_were_edited(
     edit(content="Biluochun leaves are picked in early spring.", keywords="spring tea, 碧螺春")
     pages.until(lambda: "early spring" in pages.find("article.segment .content").text)
     assert _keywords(pages) == {"spring tea", "碧螺春"}
+
+
+_ANSWER_SHAPE = """
+const message = Array.from(document.querySelectorAll('#messages .message.assistant')).pop();
+const text = message.querySelector('.text');
+const box = message.getBoundingClientRect();
+return {
+  text: text.innerText,
+  citations: Array.from(text.querySelectorAll('a.citation')).map(a => [a.textContent, a.href]),
+  sources: Array.from(message.querySelectorAll('.sources li')).map(li => [li.value, li.innerText]),
+  above: Math.round(text.getBoundingClientRect().top - box.top),
+  below: Math.round(box.bottom - message.lastElementChild.getBoundingClientRect().bottom),
+};
+"""
+
+
+def test_a_reopened_conversation_shows_the_answer_as_the_chat_did(pages: Pages, tmp_path: Path) -> None:
+    pages.create_dataset("conversations")
+    passage = "Puer tea from Yunnan is fermented and then aged for many years."
+    pages.upload(*_texts(tmp_path, {"puer.txt": passage}))
+    pages.until(lambda: _all_completed(pages, 1))
+    pages.open("/chat")
+    pages.find("#question").send_keys("How is Puer tea made?")
+    pages.click("#ask")
+    pages.until(lambda: pages.find_all("#messages .assistant .text a.citation"))
+    pages.until(lambda: pages.find("#conversation_id").get_attribute("value"))
+    live = pages.driver.execute_script(_ANSWER_SHAPE)
+    assert live["citations"] and live["citations"][0][0] == "[1]"
+
+    pages.open(f"/chat?conversation={pages.find('#conversation_id').get_attribute('value')}")
+    reopened = pages.driver.execute_script(_ANSWER_SHAPE)
+    assert reopened == live
+    assert reopened["sources"][0] == [1, "puer.txt"]

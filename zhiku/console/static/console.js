@@ -162,12 +162,17 @@ function citedText(container, text, sources, segmentUrl) {
   container.append(document.createTextNode(text.slice(last)));
 }
 
-function showEnd(view, event, text, segmentUrl) {
+function showEnd(view, event, text, segmentUrl, searchedLabel) {
   const meta = event.metadata || {};
   const sources = meta.retriever_resources || [];
   citedText(view.querySelector(".text"), text, sources, segmentUrl);
   const plan = meta.plan || {};
-  if (plan.search_query) view.querySelector(".searched").textContent = "⟶ " + plan.search_query;
+  const searched = view.querySelector(".searched");
+  if (plan.search_query && plan.search_query !== plan.question) {
+    searched.textContent = searchedLabel + ": " + plan.search_query;
+  } else {
+    searched.remove(); // as a reopened conversation shows it: only a query that differs
+  }
   const list = view.querySelector(".sources");
   for (const source of sources) {
     const item = document.createElement("li");
@@ -184,7 +189,10 @@ async function ask(form) {
   const messages = document.getElementById("messages");
   const question = document.createElement("div");
   question.className = "message user";
-  question.textContent = form.querySelector("textarea").value;
+  const asked = document.createElement("div");
+  asked.className = "text";
+  asked.textContent = form.querySelector("textarea").value;
+  question.append(asked);
   messages.append(question);
   const view = document.getElementById("answer-template").content.firstElementChild.cloneNode(true);
   messages.append(view);
@@ -222,7 +230,7 @@ async function ask(form) {
         view.querySelector(".text").textContent = text;
       } else if (event.event === "message_end") {
         document.getElementById("conversation_id").value = event.conversation_id || "";
-        showEnd(view, event, text, segmentUrl);
+        showEnd(view, event, text, segmentUrl, form.dataset.searched);
       } else if (event.event === "error") {
         view.querySelector(".text").textContent = event.message;
         view.classList.add("error");
