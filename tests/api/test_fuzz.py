@@ -112,8 +112,12 @@ def _seed_data(server: LocalServer) -> Ids:
 
         dataset = create("/datasets", {"name": "fuzz"})["id"]
         spare_dataset = create("/datasets", {"name": "fuzz-spare"})["id"]
+        # spare.txt holds shipping.txt's text: kept as a second document, not skipped as a duplicate
         queued = {
-            name: create(f"/datasets/{dataset}/document/create-by-text", {"name": name, "text": text})
+            name: create(
+                f"/datasets/{dataset}/document/create-by-text",
+                {"name": name, "text": text, "on_duplicate": "keep"},
+            )
             for name, text in (("tea.md", TEA), ("shipping.txt", SHIPPING), ("spare.txt", SHIPPING))
         }
         for item in queued.values():
