@@ -172,3 +172,66 @@ def test_a_reopened_conversation_shows_the_answer_as_the_chat_did(pages: Pages, 
     reopened = pages.driver.execute_script(_ANSWER_SHAPE)
     assert reopened == live
     assert reopened["sources"][0] == [1, "puer.txt"]
+
+
+def _add_field(pages: Pages, dataset_id: str, name: str, kind: str) -> None:
+    pages.open(f"/datasets/{dataset_id}/settings")
+    form = pages.find("#add-field")
+    form.find_element(By.CSS_SELECTOR, "input[name='name']").send_keys(name)
+    form.find_element(By.CSS_SELECTOR, f"select[name='type'] option[value='{kind}']").click()
+    form.find_element(By.CSS_SELECTOR, "button").click()
+    names = "#fields td input[name='name']"
+    pages.until(lambda: name in [field.get_attribute("value") for field in pages.find_all(names)])
+
+
+def _metadata_form(pages: Pages) -> Any:
+    details = pages.find("tr.doc details.meta")
+    if details.get_attribute("open") is None:
+        details.find_element(By.CSS_SELECTOR, "summary").click()
+    return details
+
+
+def _fill(pages: Pages, values: list[str]) -> None:
+    inputs = _metadata_form(pages).find_elements(By.CSS_SELECTOR, "input[name^='meta_']")
+    for field, value in zip(inputs, values, strict=True):
+        field.clear()
+        field.send_keys(value)
+    pages.click("tr.doc details.meta button")
+
+
+def test_metadata_shows_values_as_typed_and_errors_beside_their_field(pages: Pages, tmp_path: Path) -> None:
+    dataset_id = pages.create_dataset("metadata")
+    pages.upload(*_texts(tmp_path, {"tieguanyin.txt": "Tieguanyin is an oolong tea from Anxi in Fujian."}))
+    pages.until(lambda: _all_completed(pages, 1))
+    _add_field(pages, dataset_id, "year", "number")
+    _add_field(pages, dataset_id, "published", "time")
+
+    pages.open(f"/datasets/{dataset_id}")
+    _fill(pages, ["2025", "2025-01-01"])
+    pages.until(lambda: pages.find_all("tr.doc details.meta"))
+    inputs = _metadata_form(pages).find_elements(By.CSS_SELECTOR, "input[name^='meta_']")
+    assert [field.get_attribute("value") for field in inputs] == ["2025", "2025-01-01"]
+
+    _fill(pages, ["twenty twenty-five", "2025-01-01"])
+    error = pages.until(lambda: pages.find_all(".field-error") and pages.find(".field-error"))
+    assert error.text.startswith("year:") and "meta_" not in pages.find("main").text
+    year = _metadata_form(pages).find_elements(By.CSS_SELECTOR, "input[name^='meta_']")[0]
+    assert year.get_attribute("value") == "twenty twenty-five"
+    assert year.get_attribute("aria-invalid") == "true"
+
+    pages.open(f"/datasets/{dataset_id}/hit-testing")
+    pages.find("#query").send_keys("oolong from Anxi")
+    pages.click("#run")
+    badges = pages.until(lambda: [badge.text for badge in pages.find_all("li.hit .badge.meta")])
+    assert badges == ["year: 2025", "published: 1/1/2025"]
+
+    pages.find("select[name='filter_0_name'] option[value='year']").click()
+    pages.find("select[name='filter_0_op'] option[value='≥']").click()
+    pages.find("input[name='filter_0_value']").send_keys("recent")
+    pages.click("#run")
+    error = pages.until(lambda: pages.find_all("#form-error") and pages.find("#form-error"))
+    assert "year" in error.text
+    assert pages.find("#query").get_attribute("value") == "oolong from Anxi"
+    assert pages.find("select[name='filter_0_name']").get_attribute("value") == "year"
+    assert pages.find("select[name='filter_0_op']").get_attribute("value") == "≥"
+    assert pages.find("input[name='filter_0_value']").get_attribute("value") == "recent"

@@ -253,7 +253,22 @@ function chat() {
   });
 }
 
+function localDates() {
+  // a date (YYYY-MM-DD) or a moment (ISO 8601) written in the page's language
+  const lang = document.documentElement.lang || undefined;
+  document.querySelectorAll("time[datetime]").forEach((element) => {
+    const value = element.getAttribute("datetime");
+    const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
+    const moment = new Date(dateOnly ? value + "T00:00:00Z" : value);
+    if (Number.isNaN(moment.getTime())) return;
+    element.textContent = dateOnly
+      ? moment.toLocaleDateString(lang, { timeZone: "UTC" })
+      : moment.toLocaleString(lang);
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  localDates();
   confirmForms();
   uploads();
   chat();

@@ -66,7 +66,10 @@ def _rows(dataset: Dataset, pages: Paging, keyword: str) -> dict[str, object]:
 
 @console.route("/datasets/<dataset_id>")
 def documents(dataset_id: str) -> ResponseReturnValue:
-    dataset = dataset_of(dataset_id)
+    return _documents_page(dataset_of(dataset_id))
+
+
+def _documents_page(dataset: Dataset, **extra: object) -> str:
     keyword = forms.text(request.args, "keyword", max_chars=MAX_NAME_CHARS)
     return render_template(
         "documents.html",
@@ -75,6 +78,7 @@ def documents(dataset_id: str) -> ResponseReturnValue:
         upload_max_mb=context().settings.upload_max_mb,
         max_files=MAX_FILES_PER_UPLOAD,
         **_rows(dataset, paging(), keyword),
+        **extra,
     )
 
 
@@ -143,8 +147,15 @@ def document_action(dataset_id: str, document_id: str, action: str) -> ResponseR
 
 @console.route("/datasets/<dataset_id>/documents/<document_id>/metadata", methods=["POST"])
 def document_metadata(dataset_id: str, document_id: str) -> ResponseReturnValue:
+    """Save a document's values; a value refused is shown beside its field, what was typed kept."""
     dataset = dataset_of(dataset_id)
     dataset.document(document_id)
     metadata = dataset.metadata
-    metadata.set_values(document_id, forms.metadata_values(request.form, metadata.fields()))
+    try:
+        metadata.set_values(document_id, forms.metadata_values(request.form, metadata.fields()))
+    except forms.FormError as exc:
+        if wants_json():
+            raise
+        refused = {"document": document_id, "input": exc.input_name, "message": str(exc)}
+        return _documents_page(dataset, metadata_error=refused, typed_values=request.form), 400
     return redirect(url_for("console.documents", dataset_id=dataset.id))
