@@ -235,3 +235,26 @@ def test_metadata_shows_values_as_typed_and_errors_beside_their_field(pages: Pag
     assert pages.find("select[name='filter_0_name']").get_attribute("value") == "year"
     assert pages.find("select[name='filter_0_op']").get_attribute("value") == "≥"
     assert pages.find("input[name='filter_0_value']").get_attribute("value") == "recent"
+
+
+def test_keyboard_focus_stays_put_while_documents_index(pages: Pages, tmp_path: Path) -> None:
+    pages.create_dataset("focus")
+    first, second = _texts(
+        tmp_path,
+        {
+            "keemun.txt": "Keemun is a black tea from Qimen in Anhui, with a smoky, winey aroma.",
+            "dianhong.txt": "Dianhong is a black tea from Yunnan with golden buds.",
+        },
+    )
+    pages.upload(first)
+    pages.until(lambda: _all_completed(pages, 1))
+
+    pages.upload(second)  # the rows now update every second until it is indexed
+    probe = pages.find("tr.doc[data-status='completed'] button[data-action='disable']")
+    pages.driver.execute_script("arguments[0].dataset.probe = 'focused'; arguments[0].focus()", probe)
+    pages.until(lambda: pages.status_of("dianhong.txt") == "completed")
+    focused = pages.driver.execute_script("return document.activeElement.dataset.probe || null")
+    assert focused == "focused"
+    announced = pages.find("#rows-announcer")
+    assert announced.get_attribute("aria-live") == "polite"
+    pages.until(lambda: "dianhong.txt" in announced.get_attribute("textContent"))

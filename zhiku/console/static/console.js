@@ -4,10 +4,10 @@
 const csrfToken = () => document.querySelector('meta[name="csrf-token"]').content;
 
 function confirmForms() {
-  document.querySelectorAll("form[data-confirm]").forEach((form) => {
-    form.addEventListener("submit", (event) => {
-      if (!window.confirm(form.dataset.confirm)) event.preventDefault();
-    });
+  // one listener for every form asking to be confirmed, those in rows added later too
+  document.addEventListener("submit", (event) => {
+    const form = event.target.closest("form[data-confirm]");
+    if (form && !window.confirm(form.dataset.confirm)) event.preventDefault();
   });
 }
 
@@ -16,13 +16,71 @@ function confirmForms() {
 const POLL_MS = 1000;
 const POLL_LIMIT_MS = 30 * 60 * 1000; // a page stops polling after half an hour
 let polling = null;
+// each row's cells as the server last sent them, to change only what changed since
+const sentCells = new WeakMap();
+
+function rowKey(row) {
+  return row.dataset.document || "";
+}
+
+// a cell as sent, less its forms' CSRF tokens (each rendering signs a new one)
+const sentHtml = (cell) => cell.innerHTML.replace(/name="csrf_token" value="[^"]*"/g, "");
+
+function rememberCells(row) {
+  sentCells.set(row, Array.from(row.cells).map(sentHtml));
+}
+
+function updateRow(row, fresh) {
+  // a cell is replaced only when the server's version of it changed: what the user has open,
+  // typed or focused in the others stays as it is
+  const before = sentCells.get(row) || [];
+  Array.from(fresh.cells).forEach((cell, index) => {
+    if (before[index] === sentHtml(cell)) return;
+    if (row.cells[index]) row.cells[index].replaceWith(cell.cloneNode(true));
+    else row.append(cell.cloneNode(true));
+  });
+  for (const name of ["class", "data-status"]) row.setAttribute(name, fresh.getAttribute(name) || "");
+  sentCells.set(row, Array.from(fresh.cells).map(sentHtml));
+}
+
+function announce(text) {
+  const region = document.getElementById("rows-announcer");
+  if (region && text) region.textContent = text;
+}
 
 async function refreshRows(form) {
   const response = await fetch(form.dataset.rows, { headers: { Accept: "text/html" } });
   if (!response.ok) return false;
+  const template = document.createElement("template");
+  template.innerHTML = await response.text(); // rendered and escaped by the server's template
   const body = document.getElementById("document-rows");
-  body.innerHTML = await response.text(); // rendered and escaped by the server's template
-  confirmForms();
+  const current = new Map(Array.from(body.rows).map((row) => [rowKey(row), row]));
+  const changes = [];
+  let previous = null;
+  for (const fresh of Array.from(template.content.querySelectorAll("tr"))) {
+    let row = current.get(rowKey(fresh));
+    current.delete(rowKey(fresh));
+    if (!row) {
+      row = fresh;
+      rememberCells(row);
+      if (previous) previous.after(row);
+      else body.prepend(row);
+    } else {
+      if (row.dataset.status !== fresh.dataset.status) {
+        const name = fresh.querySelector(".doc-name");
+        const status = fresh.querySelector(".badge.status");
+        if (name && status) changes.push(name.textContent.trim() + ": " + status.textContent.trim());
+      }
+      updateRow(row, fresh);
+      if (previous ? previous.nextElementSibling !== row : body.firstElementChild !== row) {
+        if (previous) previous.after(row);
+        else body.prepend(row);
+      }
+    }
+    previous = row;
+  }
+  current.forEach((row) => row.remove());
+  announce(changes.join(" · "));
   return response.headers.get("X-Zhiku-Active") === "1";
 }
 
@@ -134,7 +192,9 @@ function uploads() {
     event.preventDefault();
     if (event.dataTransfer) send(Array.from(event.dataTransfer.files));
   });
-  if (document.getElementById("document-rows").dataset.active === "1") pollRows(form);
+  const rows = document.getElementById("document-rows");
+  Array.from(rows.rows).forEach(rememberCells);
+  if (rows.dataset.active === "1") pollRows(form);
 }
 
 // -- chat: a streamed answer with clickable citations ----------------------------------------
