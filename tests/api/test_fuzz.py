@@ -315,7 +315,7 @@ def test_odd_file_names_stay_in_the_upload_directory(server: LocalServer, ids: I
         response = client.post(
             f"/datasets/{ids.dataset}/document/create-by-file",
             files={"file": (name, "普洱茶 pu-erh tea\n".encode())},
-            data={"data": "{}"},
+            data={"data": '{"on_duplicate": "keep"}'},  # the same content under each odd name
         )
         assert response.status_code == 200, response.text
         assert _wait(client, ids.dataset, response.json()["batch"]) == "completed"
