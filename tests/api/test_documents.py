@@ -303,8 +303,10 @@ def test_an_upload_of_content_already_held_follows_on_duplicate(api: Api) -> Non
         f"/v1/datasets/{dataset}/document/create-by-file",
         data={"file": (io.BytesIO(GREEN.encode()), "again.txt")},
     ).json
-    assert skipped["duplicate"] == "skipped" and skipped["batch"] is None
-    assert skipped["document"]["id"] == first and skipped["document"]["name"] == "green"
+    assert skipped["duplicate"] == "skipped" and skipped["document"]["id"] == first
+    assert skipped["document"]["name"] == "green" and skipped["document"]["indexing_status"] == "completed"
+    (status,) = api.wait(dataset, skipped["batch"])  # a Dify client polls it as any upload's
+    assert status["id"] == first and status["indexing_status"] == "completed"
 
     by_text = api.post(
         f"/v1/datasets/{dataset}/document/create-by-text", json={"name": "same", "text": GREEN}

@@ -109,7 +109,8 @@ class DocumentPage(Page):
 
 class QueuedDocument(Out):
     """The document as queued (``waiting``), and the batch to poll; ``batch`` is null when only
-    the name changed, or the content was already indexed and skipped: nothing is indexed again."""
+    the name changed and nothing is indexed again. An upload of content the dataset already holds,
+    skipped, answers with the document holding it and the batch it was last queued in."""
 
     document: DocumentOut
     batch: str | None

@@ -117,7 +117,8 @@ def queue_document(
 @dataclass(frozen=True)
 class Queued:
     """An upload as queued: the document (new, or the one already holding its content), the
-    batch to poll (None when nothing is indexed), and ``skipped`` / ``replaced`` for a duplicate."""
+    batch to poll, and ``skipped`` / ``replaced`` for a duplicate (a skipped one's batch is the one
+    it was last queued in; None when it was never queued through the API)."""
 
     document_id: str
     batch: str | None
@@ -146,7 +147,9 @@ def queue_upload(
             )
         )
     if on_duplicate == "skip":
-        return Queued(existing.id, None, "skipped")
+        # the batch it was last queued in: a Dify client polling it sees the document as it is
+        job = context().queue.states([existing.id]).get(existing.id)
+        return Queued(existing.id, job.batch if job is not None else None, "skipped")
     document_id, batch = queue_document(
         dataset, existing.id, name=name, data=data, file_name=file_name, process_rule=process_rule
     )
@@ -159,7 +162,7 @@ def _answer(dataset: Dataset, queued: Queued) -> Response:
     if queued.duplicate is not None:
         body["duplicate"] = queued.duplicate
     response = jsonify(body)
-    if queued.batch is not None:
+    if queued.duplicate != "skipped":
         wake_workers()
     return response
 
