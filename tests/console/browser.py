@@ -138,13 +138,18 @@ class Pages:
         self.find("#file-input").send_keys("\n".join(str(path) for path in paths))
         self.click("#upload")
 
-    def statuses(self) -> dict[str, str]:
-        """Each document's status as the documents table shows it (read in one go: rows update)."""
+    def rows(self) -> list[tuple[str, str]]:
+        """Each document's name and status as the documents table shows them, top to bottom
+        (read in one go: rows update)."""
         rows = self.driver.execute_script(
             "return Array.from(document.querySelectorAll('tr.doc')).map("
             "row => [row.querySelector('td.name .doc-name').textContent.trim(), row.dataset.status])"
         )
-        return dict(rows)
+        return [(name, status) for name, status in rows]
+
+    def statuses(self) -> dict[str, str]:
+        """Each document's status by name."""
+        return dict(self.rows())
 
     def status_of(self, name: str) -> str | None:
         return self.statuses().get(name)

@@ -84,10 +84,14 @@ async function refreshRows(form) {
   return response.headers.get("X-Zhiku-Active") === "1";
 }
 
+let quietRounds = 0;
+
 function pollRows(form) {
+  // a call while polling counts as news: at least two more rounds, so a document queued while a
+  // round was on its way is seen (that round may come back quiet)
+  quietRounds = 0;
   if (polling) return;
   const started = Date.now();
-  let quietRounds = 0;
   polling = setInterval(async () => {
     const active = await refreshRows(form);
     quietRounds = active ? 0 : quietRounds + 1;
