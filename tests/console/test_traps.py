@@ -210,6 +210,8 @@ def test_metadata_shows_values_as_typed_and_errors_beside_their_field(pages: Pag
     pages.open(f"/datasets/{dataset_id}")
     _fill(pages, ["2025", "2025-01-01"])
     pages.until(lambda: pages.find_all("tr.doc details.meta"))
+    summary = [value.text for value in pages.find_all("tr.doc details.meta summary .meta-value")]
+    assert summary == ["year: 2025", "published: 1/1/2025"]  # in the English page's locale
     inputs = _metadata_form(pages).find_elements(By.CSS_SELECTOR, "input[name^='meta_']")
     assert [field.get_attribute("value") for field in inputs] == ["2025", "2025-01-01"]
 

@@ -36,8 +36,10 @@ function updateRow(row, fresh) {
   const before = sentCells.get(row) || [];
   Array.from(fresh.cells).forEach((cell, index) => {
     if (before[index] === sentHtml(cell)) return;
-    if (row.cells[index]) row.cells[index].replaceWith(cell.cloneNode(true));
-    else row.append(cell.cloneNode(true));
+    const copy = cell.cloneNode(true);
+    localDates(copy);
+    if (row.cells[index]) row.cells[index].replaceWith(copy);
+    else row.append(copy);
   });
   for (const name of ["class", "data-status"]) row.setAttribute(name, fresh.getAttribute(name) || "");
   sentCells.set(row, Array.from(fresh.cells).map(sentHtml));
@@ -63,6 +65,7 @@ async function refreshRows(form) {
     if (!row) {
       row = fresh;
       rememberCells(row);
+      localDates(row);
       if (previous) previous.after(row);
       else body.prepend(row);
     } else {
@@ -317,10 +320,10 @@ function chat() {
   });
 }
 
-function localDates() {
+function localDates(root = document) {
   // a date (YYYY-MM-DD) or a moment (ISO 8601) written in the page's language
   const lang = document.documentElement.lang || undefined;
-  document.querySelectorAll("time[datetime]").forEach((element) => {
+  root.querySelectorAll("time[datetime]").forEach((element) => {
     const value = element.getAttribute("datetime");
     const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
     const moment = new Date(dateOnly ? value + "T00:00:00Z" : value);
@@ -332,8 +335,8 @@ function localDates() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
-  localDates();
   confirmForms();
-  uploads();
+  uploads(); // first: it keeps the rows as the server sent them, before dates are localised
+  localDates();
   chat();
 });
