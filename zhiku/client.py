@@ -98,7 +98,8 @@ class ServerClient:
             page += 1
 
     def upload(self, dataset_id: str, path: Path, *, replace: str | None = None) -> tuple[str, str]:
-        """Upload ``path`` (as a new document, or re-indexing ``replace``); (document id, batch)."""
+        """Upload ``path`` (as a new document, or re-indexing ``replace``); (document id, batch).
+        The caller has already decided about duplicates, so the server keeps what it is sent."""
         target = (
             f"/datasets/{dataset_id}/documents/{replace}/update-by-file"
             if replace
@@ -106,7 +107,8 @@ class ServerClient:
         )
         with path.open("rb") as handle:
             files = {"file": (path.name, handle)}
-            data = {"data": json.dumps({"name": path.name})}
+            fields = {"name": path.name} if replace else {"name": path.name, "on_duplicate": "keep"}
+            data = {"data": json.dumps(fields)}
             answer = self._json(self._http.post(target, files=files, data=data))
         return str(answer["document"]["id"]), str(answer["batch"])
 

@@ -293,3 +293,50 @@ def test_an_overlap_not_smaller_than_the_chunk_is_refused(
         json={"name": "small", "text": GREEN, "process_rule": {"max_tokens": 40}},
     )
     assert small.status_code == 200, small.json
+
+
+def test_an_upload_of_content_already_held_follows_on_duplicate(api: Api) -> None:
+    dataset = api.create_dataset()
+    first = api.indexed_text(dataset, "green", GREEN)
+
+    skipped = api.post(
+        f"/v1/datasets/{dataset}/document/create-by-file",
+        data={"file": (io.BytesIO(GREEN.encode()), "again.txt")},
+    ).json
+    assert skipped["duplicate"] == "skipped" and skipped["document"]["id"] == first
+    assert skipped["document"]["name"] == "green" and skipped["document"]["indexing_status"] == "completed"
+    (status,) = api.wait(dataset, skipped["batch"])  # a Dify client polls it as any upload's
+    assert status["id"] == first and status["indexing_status"] == "completed"
+
+    by_text = api.post(
+        f"/v1/datasets/{dataset}/document/create-by-text", json={"name": "same", "text": GREEN}
+    ).json
+    assert by_text["duplicate"] == "skipped" and by_text["document"]["id"] == first
+
+    replaced = api.post(
+        f"/v1/datasets/{dataset}/document/create-by-file",
+        data={"file": (io.BytesIO(GREEN.encode()), "renamed.txt"), "data": '{"on_duplicate": "replace"}'},
+    ).json
+    assert replaced["duplicate"] == "replaced" and replaced["document"]["id"] == first
+    api.wait(dataset, replaced["batch"])
+    assert api.get(f"/v1/datasets/{dataset}/documents/{first}").json["name"] == "renamed.txt"
+
+    kept, _ = api.add_text(dataset, "both", GREEN, on_duplicate="keep")
+    assert kept != first
+    listed = api.get(f"/v1/datasets/{dataset}/documents").json
+    assert listed["total"] == 2
+
+    refused = api.post(
+        f"/v1/datasets/{dataset}/document/create-by-text",
+        json={"name": "x", "text": GREEN, "on_duplicate": "overwrite"},
+    )
+    assert refused.status_code == 400 and refused.json["code"] == "invalid_param"
+    assert "on_duplicate" in refused.json["message"]
+
+
+def test_failed_content_is_no_duplicate(api: Api) -> None:
+    dataset = api.create_dataset()
+    document, batch = api.add_text(dataset, "blank", "   \n\n   ")
+    api.wait(dataset, batch)
+    again, _ = api.add_text(dataset, "blank", "   \n\n   ")
+    assert again != document

@@ -112,8 +112,12 @@ def _seed_data(server: LocalServer) -> Ids:
 
         dataset = create("/datasets", {"name": "fuzz"})["id"]
         spare_dataset = create("/datasets", {"name": "fuzz-spare"})["id"]
+        # spare.txt holds shipping.txt's text: kept as a second document, not skipped as a duplicate
         queued = {
-            name: create(f"/datasets/{dataset}/document/create-by-text", {"name": name, "text": text})
+            name: create(
+                f"/datasets/{dataset}/document/create-by-text",
+                {"name": name, "text": text, "on_duplicate": "keep"},
+            )
             for name, text in (("tea.md", TEA), ("shipping.txt", SHIPPING), ("spare.txt", SHIPPING))
         }
         for item in queued.values():
@@ -311,7 +315,7 @@ def test_odd_file_names_stay_in_the_upload_directory(server: LocalServer, ids: I
         response = client.post(
             f"/datasets/{ids.dataset}/document/create-by-file",
             files={"file": (name, "普洱茶 pu-erh tea\n".encode())},
-            data={"data": "{}"},
+            data={"data": '{"on_duplicate": "keep"}'},  # the same content under each odd name
         )
         assert response.status_code == 200, response.text
         assert _wait(client, ids.dataset, response.json()["batch"]) == "completed"

@@ -11,35 +11,14 @@ Skipped when Chromium or its driver is missing (``scripts/ci_browser.sh`` instal
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.console.browser import By, LocalServer, Pages, WebDriver, chromium, zhiku_server
 from tests.fixtures.make_files import make_docx, make_pdf, make_truncated_pdf
-from zhiku.api.local_server import LocalServer
-
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-ARTIFACTS = (
-    Path(os.environ.get("ZHIKU_TEST_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts")) / "console"
-)
-
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None or not CHROMEDRIVER.exists(),
-    reason="needs Debian's chromium and chromium-driver (scripts/ci_browser.sh installs them)",
-)
-webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (the dev extra)")
-
-from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 PDF_PASSAGE = "Longjing tea from Hangzhou is pan-fired by hand in hot iron woks."
 DOCX_PASSAGE = "Puer tea from Yunnan is fermented and then aged for many years."
@@ -48,79 +27,14 @@ EDITED = "Edited: Longjing leaves are flattened against the wok by the palm."
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
-    home = tmp_path_factory.mktemp("browser") / "home"
-    env = {"ZHIKU_EMBEDDING_MODEL": "use", "ZHIKU_INDEXING_WORKERS": "1"}
-    with LocalServer(home, env=env, threads=4) as running:
+    with zhiku_server(tmp_path_factory.mktemp("browser") / "home") as running:
         yield running
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1400,1000",
-        "--lang=en-US",
-        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
-    ):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
-    driver.set_page_load_timeout(60)
-    yield driver
-    driver.quit()
-
-
-class Pages:
-    """The browser on the console, checking on every page that no API key shows anywhere."""
-
-    def __init__(self, driver: WebDriver, base: str, secrets: list[str]) -> None:
-        self.driver = driver
-        self.base = base
-        self.secrets = secrets
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-
-    def open(self, path: str) -> None:
-        self.driver.get(self.base + path)
-        self.check()
-
-    def check(self) -> None:
-        for secret in self.secrets:
-            assert secret not in self.driver.page_source
-            assert secret not in self.driver.current_url
-            assert all(secret not in cookie["value"] for cookie in self.driver.get_cookies())
-
-    def shot(self, name: str) -> None:
-        self.check()
-        self.driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
-
-    def find(self, css: str) -> Any:
-        return self.driver.find_element(By.CSS_SELECTOR, css)
-
-    def until(self, condition: Callable[[], Any], timeout: float = 120.0) -> Any:
-        # A page part replaced while it is read (a form's answer re-rendering it) is read again.
-        return WebDriverWait(
-            self.driver, timeout, poll_frequency=0.2, ignored_exceptions=[StaleElementReferenceException]
-        ).until(lambda _: condition())
-
-    def click(self, css: str) -> None:
-        self.find(css).click()
-        self.check()
-
-    def status_of(self, name: str) -> str | None:
-        """The status the documents table shows for ``name`` (read in one go: polling replaces rows)."""
-        statuses = self.driver.execute_script(
-            "return Array.from(document.querySelectorAll('tr.doc')).map("
-            "row => [row.querySelector('td.name').firstChild.textContent.trim(), row.dataset.status])"
-        )
-        return dict(statuses).get(name)
+    with chromium(tmp_path_factory.mktemp("chromium-profile")) as driver:
+        yield driver
 
 
 def _scoped_key(server: LocalServer, dataset_id: str) -> str:
@@ -163,7 +77,7 @@ def test_the_console_in_a_real_browser(server: LocalServer, browser: WebDriver, 
     script = tmp_path / "script.txt"
     script.write_text("<script>document.title='pwned'</script> Chamomile is not a tea.", encoding="utf-8")
     browser.execute_script("window.notReloaded = true")
-    pages.find("#file-input").send_keys("\n".join(str(p) for p in (pdf, docx, broken, script)))
+    pages.upload(pdf, docx, broken, script)
     pages.until(lambda: pages.status_of("longjing.pdf") is not None)
     pages.shot("02-documents-indexing")
     pages.until(

@@ -66,6 +66,12 @@ def test_forms_are_bounded_and_errors_name_the_field(console: Console) -> None:
         f"/datasets/{dataset}/upload", {"file": (BytesIO(b"\x00\x01\x02binary"), "blob.bin")}, headers=accept
     )
     assert unknown.status_code == 415
+    bad_choice = console.post(
+        f"/datasets/{dataset}/upload",
+        {"file": (BytesIO(b"Green tea."), "green.txt"), "on_duplicate": "overwrite"},
+        headers=accept,
+    )
+    assert bad_choice.status_code == 400 and bad_choice.json["message"].startswith("on_duplicate")  # type: ignore[index]
 
 
 def test_hit_testing_shows_channel_scores_ranks_and_history(console: Console) -> None:

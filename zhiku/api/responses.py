@@ -109,10 +109,14 @@ class DocumentPage(Page):
 
 class QueuedDocument(Out):
     """The document as queued (``waiting``), and the batch to poll; ``batch`` is null when only
-    the name changed and nothing is indexed again."""
+    the name changed and nothing is indexed again. An upload of content the dataset already holds,
+    skipped, answers with the document holding it and the batch it was last queued in."""
 
     document: DocumentOut
     batch: str | None
+    #: zhiku: set when the dataset already held this content — ``skipped`` (``document`` is the
+    #: one holding it) or ``replaced`` (that document is indexed again from this upload).
+    duplicate: Literal["skipped", "replaced"] | None = None
 
 
 class IndexingStatusOut(Out):

@@ -31,6 +31,7 @@ from zhiku.cleaners.registry import cleaners
 from zhiku.core.config import Settings
 from zhiku.core.metadata import MetadataFilter
 from zhiku.core.retrieval_config import RetrievalConfig, SearchMethod
+from zhiku.knowledge_base.document_intake import OnDuplicate
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.providers.embedding import embedding_models
 from zhiku.retrieval.routers import router_names
@@ -309,9 +310,17 @@ class DocumentListQuery(Pagination):
     keyword: str | None = Field(None, max_length=MAX_NAME_CHARS)
 
 
+#: What an upload whose content the dataset already holds does: the library's own choice.
+ON_DUPLICATE_DESCRIPTION = (
+    "zhiku: when the dataset already holds this content: skip (answer with the document holding it), "
+    "replace (index that document again from this upload) or keep both"
+)
+
+
 class TextDocumentCreate(ProcessingOptions):
     name: str = Field(min_length=1, max_length=1024)
     text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+    on_duplicate: OnDuplicate = Field("skip", description=ON_DUPLICATE_DESCRIPTION)
     indexing_technique: IndexingTechnique = None
     retrieval_model: RetrievalModel = Field(None, description="ignored: set it on the dataset")
     embedding_model: str | None = Field(
@@ -328,6 +337,7 @@ class FileDocumentData(ProcessingOptions):
     original_document_id: str | None = Field(
         None, max_length=MAX_NAME_CHARS, description="re-index this document from the file instead"
     )
+    on_duplicate: OnDuplicate = Field("skip", description=ON_DUPLICATE_DESCRIPTION)
     retrieval_model: RetrievalModel = Field(None, description="ignored: set it on the dataset")
     embedding_model: str | None = Field(None, max_length=MAX_NAME_CHARS)
     embedding_model_provider: str | None = Field(None, max_length=MAX_NAME_CHARS)

@@ -25,6 +25,7 @@ from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.exceptions import HTTPException
 
 from zhiku.api.errors import SERVER_SIDE_MESSAGES, STATUS_OF_CODE, ApiError, retry_after
+from zhiku.console import values
 from zhiku.console.forms import FormError
 from zhiku.console.i18n import choose_language, translator
 from zhiku.console.signin import signed_in
@@ -82,7 +83,13 @@ def _headers(response: Response) -> Response:
 @console.context_processor
 def _template_globals() -> dict[str, Any]:
     lang = getattr(g, "lang", "en")
-    return {"_": translator(lang), "lang": lang, "principal": getattr(g, "zhiku_principal", None)}
+    return {
+        "_": translator(lang),
+        "lang": lang,
+        "principal": getattr(g, "zhiku_principal", None),
+        "typed": values.typed,
+        "is_date": values.is_date,
+    }
 
 
 def _error(status: int, code: str, message: str) -> ResponseReturnValue:

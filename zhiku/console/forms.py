@@ -16,7 +16,8 @@ from werkzeug.datastructures import MultiDict
 from zhiku.api.plugins import plugin_names
 from zhiku.api.schemas import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_QUERY_CHARS
 from zhiku.cleaners.registry import cleaners
-from zhiku.core.metadata import OPERATORS, MetadataField, MetadataFilter
+from zhiku.core.errors import InvalidInput
+from zhiku.core.metadata import OPERATORS, MetadataField, MetadataFilter, check_filter, coerce_value
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.index_processors import index_processors
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
@@ -34,12 +35,14 @@ MAX_TOP_K = 100
 
 
 class FormError(ValueError):
-    """A form field the console refuses: ``field`` names it."""
+    """A form field the console refuses: ``field`` names it as the user knows it, ``input`` is
+    the form input it came from (the same unless the page names inputs by internal ids)."""
 
-    def __init__(self, field: str, message: str) -> None:
+    def __init__(self, field: str, message: str, *, input_name: str | None = None) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+        self.input_name = input_name or field
 
 
 Form = MultiDict[str, str]
@@ -152,7 +155,9 @@ def metadata_filter(
         value: str | None = text(form, f"filter_{row}_value", max_chars=1000)
         if operator in ("empty", "not empty"):
             value = None
-        conditions.append({"name": field, "comparison_operator": operator, "value": value})
+        condition = {"name": field, "comparison_operator": operator, "value": value}
+        _check_condition(condition, row, {f.name: f for f in fields}, builtin=bool(builtin))
+        conditions.append(condition)
     if not conditions:
         return None
     logical = choice(form, "logical_operator", ("and", "or"), "and")
@@ -160,6 +165,20 @@ def metadata_filter(
         lambda: MetadataFilter.model_validate({"logical_operator": logical, "conditions": conditions}),
         "filter",
     )
+
+
+def _check_condition(
+    condition: dict[str, Any], row: int, fields: dict[str, MetadataField], *, builtin: bool
+) -> None:
+    """One filter row checked as the search will check it, refused with the row's own input
+    (operator or value) and the field's name rather than the API's path to the condition."""
+    one = MetadataFilter.model_validate({"conditions": [condition]})
+    try:
+        check_filter(one, fields, builtin=builtin)
+    except InvalidInput as exc:
+        where, _, message = str(exc).partition(": ")
+        part = "op" if where.endswith("comparison_operator") else "value"
+        raise FormError(condition["name"], message, input_name=f"filter_{row}_{part}") from None
 
 
 def process_rule(form: Form, base: PipelineSpec) -> PipelineSpec:
@@ -190,13 +209,19 @@ def metadata_values(form: Form, fields: Sequence[MetadataField]) -> dict[str, An
     """A document's values by field id, from inputs ``meta_<field id>`` (empty: no value)."""
     values: dict[str, Any] = {}
     for field in fields:
-        raw = text(form, f"meta_{field.id}", max_chars=1000)
-        if not raw:
-            continue
-        if field.type == "number":
-            values[field.id] = number(form, f"meta_{field.id}", low=-1e18, high=1e18)
-        else:
-            values[field.id] = raw
+        name = f"meta_{field.id}"
+        try:
+            raw = text(form, name, max_chars=1000)
+            if raw and field.type == "number":
+                values[field.id] = number(form, name, low=-1e18, high=1e18)
+            elif raw and field.type == "time":
+                values[field.id] = coerce_value("time", raw)
+            elif raw:
+                values[field.id] = raw
+        except FormError as exc:
+            raise FormError(field.name, exc.message, input_name=name) from None
+        except ValueError as exc:  # a time that is neither Unix seconds nor an ISO 8601 date
+            raise FormError(field.name, str(exc), input_name=name) from None
     return values
 
 

@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db.models import DatasetRow, DocumentRow, SegmentRow
+from zhiku.core.document_status import DocumentStatus
 from zhiku.core.errors import NotFound
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
@@ -145,6 +146,22 @@ class Catalog:
                 .limit(limit)
             ).all()
             return [DocumentInfo.of(row) for row in rows], int(total)
+
+    def document_with_content(self, dataset_id: str, file_hash: str) -> DocumentInfo | None:
+        """The dataset's oldest document holding content of this sha256 that is served or under
+        way; a failed one is no duplicate (sending its content again is how to try again)."""
+        with self._sessions() as session:
+            row = session.scalars(
+                select(DocumentRow)
+                .where(
+                    DocumentRow.dataset_id == dataset_id,
+                    DocumentRow.file_hash == file_hash,
+                    DocumentRow.status != str(DocumentStatus.ERROR),
+                )
+                .order_by(DocumentRow.created_at, DocumentRow.id)
+                .limit(1)
+            ).first()
+            return DocumentInfo.of(row) if row is not None else None
 
     def document_words(self, document_ids: Sequence[str]) -> dict[str, int]:
         """Characters of segment text per document."""

@@ -5,6 +5,8 @@ create or update call returns at once with the document ``waiting`` and a ``batc
 from __future__ import annotations
 
 import functools
+import hashlib
+from dataclasses import dataclass
 
 from flask import Response, jsonify
 
@@ -35,6 +37,7 @@ from zhiku.core.errors import ExtractionError, UnsupportedFileType
 from zhiku.extractors.sniff import detect_format
 from zhiku.knowledge_base import Dataset
 from zhiku.knowledge_base.dataset_documents import DatasetDocuments
+from zhiku.knowledge_base.document_intake import OnDuplicate
 from zhiku.knowledge_base.runtime.jobs import new_batch
 
 routes = Routes("documents")
@@ -113,36 +116,94 @@ def queue_document(
     return document_id, batch
 
 
+@dataclass(frozen=True)
+class Queued:
+    """An upload as queued: the document (new, or the one already holding its content), the
+    batch to poll, and ``skipped`` / ``replaced`` for a duplicate (a skipped one's batch is the one
+    it was last queued in; None when it was never queued through the API)."""
+
+    document_id: str
+    batch: str | None
+    duplicate: str | None = None
+
+
+def queue_upload(
+    dataset: Dataset,
+    *,
+    name: str,
+    data: bytes,
+    file_name: str,
+    process_rule: dict[str, object] | None,
+    on_duplicate: OnDuplicate,
+) -> Queued:
+    """A new document for ``data``, unless the dataset already holds this content: then, as
+    ``Dataset.add_files`` does, ``skip`` answers with the document holding it, ``replace``
+    indexes that document again from ``data`` and ``keep`` adds a second one."""
+    existing = None
+    if on_duplicate != "keep":
+        existing = context().catalog.document_with_content(dataset.id, hashlib.sha256(data).hexdigest())
+    if existing is None:
+        return Queued(
+            *queue_document(
+                dataset, None, name=name, data=data, file_name=file_name, process_rule=process_rule
+            )
+        )
+    if on_duplicate == "skip":
+        # the batch it was last queued in: a Dify client polling it sees the document as it is
+        job = context().queue.states([existing.id]).get(existing.id)
+        return Queued(existing.id, job.batch if job is not None else None, "skipped")
+    document_id, batch = queue_document(
+        dataset, existing.id, name=name, data=data, file_name=file_name, process_rule=process_rule
+    )
+    return Queued(document_id, batch, "replaced")
+
+
+def _answer(dataset: Dataset, queued: Queued) -> Response:
+    """The document (``waiting`` when queued) and the batch to poll; workers woken after."""
+    body: dict[str, object] = {"document": document_json(dataset, queued.document_id), "batch": queued.batch}
+    if queued.duplicate is not None:
+        body["duplicate"] = queued.duplicate
+    response = jsonify(body)
+    if queued.duplicate != "skipped":
+        wake_workers()
+    return response
+
+
 def _index(
     dataset: Dataset,
-    document_id: str | None,
+    document_id: str,
     *,
     name: str,
     data: bytes | None,
     file_name: str,
     process_rule: dict[str, object] | None,
 ) -> Response:
-    """Queue the document and answer with it ``waiting`` and the batch to poll."""
-    document_id, batch = queue_document(
+    """Queue a new version of the document and answer with it ``waiting`` and the batch to poll."""
+    queued = queue_document(
         dataset, document_id, name=name, data=data, file_name=file_name, process_rule=process_rule
     )
-    response = jsonify({"document": document_json(dataset, document_id), "batch": batch})
-    wake_workers()
-    return response
+    return _answer(dataset, Queued(*queued))
 
 
 def _index_file(
     dataset: Dataset, document_id: str | None, data: FileDocumentData | FileDocumentUpdateData, upload: Upload
 ) -> Response:
     check_type(upload)
-    return _index(
+    name, rule = data.name or upload.name, _rule(dataset, data)
+    if document_id is not None:
+        return _index(
+            dataset, document_id, name=name, data=upload.data, file_name=upload.name, process_rule=rule
+        )
+    assert isinstance(data, FileDocumentData), "a new document comes from create-by-file"
+    queued = queue_upload(
         dataset,
-        document_id,
-        name=data.name or upload.name,
+        name=name,
         data=upload.data,
         file_name=upload.name,
-        process_rule=_rule(dataset, data),
+        process_rule=rule,
+        on_duplicate=data.on_duplicate,
     )
+    return _answer(dataset, queued)
 
 
 def wake_workers() -> None:
@@ -161,14 +222,15 @@ def wake_workers() -> None:
 )
 def create_by_text(dataset_id: str, body: TextDocumentCreate) -> Response:
     dataset = visible_dataset(dataset_id)
-    return _index(
+    queued = queue_upload(
         dataset,
-        None,
         name=body.name,
         data=_text_bytes(body.text),
         file_name=_text_file_name(body.name),
         process_rule=_rule(dataset, body),
+        on_duplicate=body.on_duplicate,
     )
+    return _answer(dataset, queued)
 
 
 @routes.route(

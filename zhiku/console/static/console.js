@@ -4,10 +4,10 @@
 const csrfToken = () => document.querySelector('meta[name="csrf-token"]').content;
 
 function confirmForms() {
-  document.querySelectorAll("form[data-confirm]").forEach((form) => {
-    form.addEventListener("submit", (event) => {
-      if (!window.confirm(form.dataset.confirm)) event.preventDefault();
-    });
+  // one listener for every form asking to be confirmed, those in rows added later too
+  document.addEventListener("submit", (event) => {
+    const form = event.target.closest("form[data-confirm]");
+    if (form && !window.confirm(form.dataset.confirm)) event.preventDefault();
   });
 }
 
@@ -16,20 +16,85 @@ function confirmForms() {
 const POLL_MS = 1000;
 const POLL_LIMIT_MS = 30 * 60 * 1000; // a page stops polling after half an hour
 let polling = null;
+// each row's cells as the server last sent them, to change only what changed since
+const sentCells = new WeakMap();
+
+function rowKey(row) {
+  return row.dataset.document || "";
+}
+
+// a cell as sent, less its forms' CSRF tokens (each rendering signs a new one)
+const sentHtml = (cell) => cell.innerHTML.replace(/name="csrf_token" value="[^"]*"/g, "");
+
+function rememberCells(row) {
+  sentCells.set(row, Array.from(row.cells).map(sentHtml));
+}
+
+function updateRow(row, fresh) {
+  // a cell is replaced only when the server's version of it changed: what the user has open,
+  // typed or focused in the others stays as it is
+  const before = sentCells.get(row) || [];
+  Array.from(fresh.cells).forEach((cell, index) => {
+    if (before[index] === sentHtml(cell)) return;
+    const copy = cell.cloneNode(true);
+    localDates(copy);
+    if (row.cells[index]) row.cells[index].replaceWith(copy);
+    else row.append(copy);
+  });
+  for (const name of ["class", "data-status"]) row.setAttribute(name, fresh.getAttribute(name) || "");
+  sentCells.set(row, Array.from(fresh.cells).map(sentHtml));
+}
+
+function announce(text) {
+  const region = document.getElementById("rows-announcer");
+  if (region && text) region.textContent = text;
+}
 
 async function refreshRows(form) {
   const response = await fetch(form.dataset.rows, { headers: { Accept: "text/html" } });
   if (!response.ok) return false;
+  const template = document.createElement("template");
+  template.innerHTML = await response.text(); // rendered and escaped by the server's template
   const body = document.getElementById("document-rows");
-  body.innerHTML = await response.text(); // rendered and escaped by the server's template
-  confirmForms();
+  const current = new Map(Array.from(body.rows).map((row) => [rowKey(row), row]));
+  const changes = [];
+  let previous = null;
+  for (const fresh of Array.from(template.content.querySelectorAll("tr"))) {
+    let row = current.get(rowKey(fresh));
+    current.delete(rowKey(fresh));
+    if (!row) {
+      row = fresh;
+      rememberCells(row);
+      localDates(row);
+      if (previous) previous.after(row);
+      else body.prepend(row);
+    } else {
+      if (row.dataset.status !== fresh.dataset.status) {
+        const name = fresh.querySelector(".doc-name");
+        const status = fresh.querySelector(".badge.status");
+        if (name && status) changes.push(name.textContent.trim() + ": " + status.textContent.trim());
+      }
+      updateRow(row, fresh);
+      if (previous ? previous.nextElementSibling !== row : body.firstElementChild !== row) {
+        if (previous) previous.after(row);
+        else body.prepend(row);
+      }
+    }
+    previous = row;
+  }
+  current.forEach((row) => row.remove());
+  announce(changes.join(" · "));
   return response.headers.get("X-Zhiku-Active") === "1";
 }
 
+let quietRounds = 0;
+
 function pollRows(form) {
+  // a call while polling counts as news: at least two more rounds, so a document queued while a
+  // round was on its way is seen (that round may come back quiet)
+  quietRounds = 0;
   if (polling) return;
   const started = Date.now();
-  let quietRounds = 0;
   polling = setInterval(async () => {
     const active = await refreshRows(form);
     quietRounds = active ? 0 : quietRounds + 1;
@@ -40,30 +105,65 @@ function pollRows(form) {
   }, POLL_MS);
 }
 
+async function sendFile(form, file, onDuplicate) {
+  // one file to the upload view; the answer's record of it, or an Error with the server's message
+  const data = new FormData();
+  data.append("file", file, file.name);
+  data.append("csrf_token", csrfToken());
+  data.append("on_duplicate", onDuplicate);
+  const response = await fetch(form.action, {
+    method: "POST",
+    body: data,
+    headers: { Accept: "application/json", "X-CSRFToken": csrfToken() },
+  });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(body.message || response.statusText);
+  return body.documents[0];
+}
+
+function duplicateChoice(form, item, file, record) {
+  // "already indexed as …": skip (already done), replace that document, or keep both
+  const words = form.dataset;
+  item.textContent = file.name + ": " + words.already + " “" + record.existing_name + "” ";
+  const choices = [["skip", words.skip], ["replace", words.replace], ["keep", words.keep]];
+  for (const [choice, label] of choices) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "small secondary";
+    button.dataset.choice = choice;
+    button.textContent = label;
+    button.addEventListener("click", async () => {
+      if (choice === "skip") {
+        item.textContent = file.name + ": " + words.skipped + " (" + words.already + " “" + record.existing_name + "”)";
+        return;
+      }
+      item.textContent = file.name + ": …";
+      await uploadOne(form, item, file, choice);
+      await refreshRows(form);
+      pollRows(form);
+    });
+    item.append(button);
+  }
+}
+
+async function uploadOne(form, item, file, onDuplicate) {
+  item.textContent = file.name + ": …";
+  try {
+    const record = await sendFile(form, file, onDuplicate);
+    if (record.duplicate === "skipped") duplicateChoice(form, item, file, record);
+    else item.textContent = file.name + ": ✓";
+  } catch (error) {
+    item.textContent = file.name + ": " + error.message;
+  }
+}
+
 async function uploadFiles(form, files) {
   const status = document.getElementById("upload-status");
-  const lines = [];
-  const show = () => { status.textContent = lines.join(" · "); };
+  status.textContent = "";
   for (const file of files) {
-    const data = new FormData();
-    data.append("file", file, file.name);
-    data.append("csrf_token", csrfToken());
-    let line = file.name + ": …";
-    lines.push(line);
-    show();
-    try {
-      const response = await fetch(form.action, {
-        method: "POST",
-        body: data,
-        headers: { Accept: "application/json", "X-CSRFToken": csrfToken() },
-      });
-      const body = await response.json().catch(() => ({}));
-      line = file.name + ": " + (response.ok ? "✓" : (body.message || response.statusText));
-    } catch (error) {
-      line = file.name + ": " + error;
-    }
-    lines[lines.length - 1] = line;
-    show();
+    const item = document.createElement("li");
+    status.append(item);
+    await uploadOne(form, item, file, "skip");
   }
   await refreshRows(form);
   pollRows(form);
@@ -73,12 +173,22 @@ function uploads() {
   const form = document.getElementById("upload-form");
   if (!form) return;
   const input = document.getElementById("file-input");
+  const button = document.getElementById("upload");
+  let busy = false;
+  // one trigger: the Upload button (or a drop) sends the files; while they go, nothing else does
+  const send = (files) => {
+    if (busy || !files.length) return;
+    busy = true;
+    button.disabled = true;
+    uploadFiles(form, files).finally(() => {
+      input.value = "";
+      button.disabled = false;
+      busy = false;
+    });
+  };
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    if (input.files.length) uploadFiles(form, Array.from(input.files)).then(() => { input.value = ""; });
-  });
-  input.addEventListener("change", () => {
-    if (input.files.length) uploadFiles(form, Array.from(input.files)).then(() => { input.value = ""; });
+    send(Array.from(input.files));
   });
   ["dragenter", "dragover"].forEach((name) => form.addEventListener(name, (event) => {
     event.preventDefault();
@@ -87,9 +197,11 @@ function uploads() {
   ["dragleave", "drop"].forEach((name) => form.addEventListener(name, () => form.classList.remove("over")));
   form.addEventListener("drop", (event) => {
     event.preventDefault();
-    if (event.dataTransfer && event.dataTransfer.files.length) uploadFiles(form, Array.from(event.dataTransfer.files));
+    if (event.dataTransfer) send(Array.from(event.dataTransfer.files));
   });
-  if (document.getElementById("document-rows").dataset.active === "1") pollRows(form);
+  const rows = document.getElementById("document-rows");
+  Array.from(rows.rows).forEach(rememberCells);
+  if (rows.dataset.active === "1") pollRows(form);
 }
 
 // -- chat: a streamed answer with clickable citations ----------------------------------------
@@ -117,12 +229,17 @@ function citedText(container, text, sources, segmentUrl) {
   container.append(document.createTextNode(text.slice(last)));
 }
 
-function showEnd(view, event, text, segmentUrl) {
+function showEnd(view, event, text, segmentUrl, searchedLabel) {
   const meta = event.metadata || {};
   const sources = meta.retriever_resources || [];
   citedText(view.querySelector(".text"), text, sources, segmentUrl);
   const plan = meta.plan || {};
-  if (plan.search_query) view.querySelector(".searched").textContent = "⟶ " + plan.search_query;
+  const searched = view.querySelector(".searched");
+  if (plan.search_query && plan.search_query !== plan.question) {
+    searched.textContent = searchedLabel + ": " + plan.search_query;
+  } else {
+    searched.remove(); // as a reopened conversation shows it: only a query that differs
+  }
   const list = view.querySelector(".sources");
   for (const source of sources) {
     const item = document.createElement("li");
@@ -139,7 +256,10 @@ async function ask(form) {
   const messages = document.getElementById("messages");
   const question = document.createElement("div");
   question.className = "message user";
-  question.textContent = form.querySelector("textarea").value;
+  const asked = document.createElement("div");
+  asked.className = "text";
+  asked.textContent = form.querySelector("textarea").value;
+  question.append(asked);
   messages.append(question);
   const view = document.getElementById("answer-template").content.firstElementChild.cloneNode(true);
   messages.append(view);
@@ -177,7 +297,7 @@ async function ask(form) {
         view.querySelector(".text").textContent = text;
       } else if (event.event === "message_end") {
         document.getElementById("conversation_id").value = event.conversation_id || "";
-        showEnd(view, event, text, segmentUrl);
+        showEnd(view, event, text, segmentUrl, form.dataset.searched);
       } else if (event.event === "error") {
         view.querySelector(".text").textContent = event.message;
         view.classList.add("error");
@@ -200,8 +320,23 @@ function chat() {
   });
 }
 
+function localDates(root = document) {
+  // a date (YYYY-MM-DD) or a moment (ISO 8601) written in the page's language
+  const lang = document.documentElement.lang || undefined;
+  root.querySelectorAll("time[datetime]").forEach((element) => {
+    const value = element.getAttribute("datetime");
+    const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
+    const moment = new Date(dateOnly ? value + "T00:00:00Z" : value);
+    if (Number.isNaN(moment.getTime())) return;
+    element.textContent = dateOnly
+      ? moment.toLocaleDateString(lang, { timeZone: "UTC" })
+      : moment.toLocaleString(lang);
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   confirmForms();
-  uploads();
+  uploads(); // first: it keeps the rows as the server sent them, before dates are localised
+  localDates();
   chat();
 });

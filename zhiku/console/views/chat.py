@@ -20,6 +20,7 @@ from zhiku.api.context import context
 from zhiku.api.views.chat import answer_datasets, dify_events, event_stream
 from zhiku.console import forms
 from zhiku.console.blueprint import console
+from zhiku.console.citations import cited_parts
 
 #: Conversations listed beside the playground, and messages shown of one.
 CONVERSATIONS_SHOWN = 30
@@ -47,6 +48,7 @@ def chat() -> ResponseReturnValue:
         conversation_id=conversation_id or "",
         messages=messages,
         datasets=ctx.catalog.datasets(ids),
+        cited_parts=cited_parts,
     )
 
 

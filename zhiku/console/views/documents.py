@@ -7,6 +7,8 @@ polled: the script fetches the table's rows again (``/rows``), rendered by the s
 
 from __future__ import annotations
 
+from typing import cast, get_args
+
 from flask import jsonify, make_response, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
@@ -17,7 +19,7 @@ from zhiku.api.schemas import MAX_NAME_CHARS
 from zhiku.api.views.common import documents_json
 from zhiku.api.views.documents import (
     check_type,
-    queue_document,
+    queue_upload,
     remove_document,
     retry_documents,
     set_documents_status,
@@ -29,6 +31,7 @@ from zhiku.console.views.account import safe_next
 from zhiku.console.views.common import Paging, dataset_of, paging
 from zhiku.core.document_status import IN_PROGRESS, DocumentStatus
 from zhiku.knowledge_base import Dataset
+from zhiku.knowledge_base.document_intake import OnDuplicate
 
 #: Files one upload request may carry (the script sends them one by one).
 MAX_FILES_PER_UPLOAD = 20
@@ -63,7 +66,10 @@ def _rows(dataset: Dataset, pages: Paging, keyword: str) -> dict[str, object]:
 
 @console.route("/datasets/<dataset_id>")
 def documents(dataset_id: str) -> ResponseReturnValue:
-    dataset = dataset_of(dataset_id)
+    return _documents_page(dataset_of(dataset_id))
+
+
+def _documents_page(dataset: Dataset, **extra: object) -> str:
     keyword = forms.text(request.args, "keyword", max_chars=MAX_NAME_CHARS)
     return render_template(
         "documents.html",
@@ -72,6 +78,7 @@ def documents(dataset_id: str) -> ResponseReturnValue:
         upload_max_mb=context().settings.upload_max_mb,
         max_files=MAX_FILES_PER_UPLOAD,
         **_rows(dataset, paging(), keyword),
+        **extra,
     )
 
 
@@ -96,15 +103,26 @@ def upload(dataset_id: str) -> ResponseReturnValue:
         raise forms.FormError("file", "choose at least one file")
     if len(files) > MAX_FILES_PER_UPLOAD:
         raise forms.FormError("file", f"at most {MAX_FILES_PER_UPLOAD} files at once")
+    choice = forms.choice(request.form, "on_duplicate", get_args(OnDuplicate), "skip")
+    on_duplicate = cast(OnDuplicate, choice)
     queued = []
     for storage in files:
         name = (storage.filename or "upload").rsplit("/", 1)[-1][:1024]
         item = Upload(name, storage.read())
         check_type(item)
-        document_id, batch = queue_document(
-            dataset, None, name=name, data=item.data, file_name=name, process_rule=None
+        done = queue_upload(
+            dataset, name=name, data=item.data, file_name=name, process_rule=None, on_duplicate=on_duplicate
         )
-        queued.append({"id": document_id, "name": name, "batch": batch})
+        queued.append(
+            {
+                "id": done.document_id,
+                "name": name,
+                "batch": done.batch,
+                "duplicate": done.duplicate,
+                # the name it was indexed under, for "already indexed as …"
+                "existing_name": dataset.document(done.document_id).name if done.duplicate else None,
+            }
+        )
     wake_workers()
     if wants_json():
         return jsonify({"documents": queued})
@@ -129,8 +147,15 @@ def document_action(dataset_id: str, document_id: str, action: str) -> ResponseR
 
 @console.route("/datasets/<dataset_id>/documents/<document_id>/metadata", methods=["POST"])
 def document_metadata(dataset_id: str, document_id: str) -> ResponseReturnValue:
+    """Save a document's values; a value refused is shown beside its field, what was typed kept."""
     dataset = dataset_of(dataset_id)
     dataset.document(document_id)
     metadata = dataset.metadata
-    metadata.set_values(document_id, forms.metadata_values(request.form, metadata.fields()))
+    try:
+        metadata.set_values(document_id, forms.metadata_values(request.form, metadata.fields()))
+    except forms.FormError as exc:
+        if wants_json():
+            raise
+        refused = {"document": document_id, "input": exc.input_name, "message": str(exc)}
+        return _documents_page(dataset, metadata_error=refused, typed_values=request.form), 400
     return redirect(url_for("console.documents", dataset_id=dataset.id))

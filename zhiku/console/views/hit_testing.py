@@ -11,11 +11,12 @@ from flask.typing import ResponseReturnValue
 
 from zhiku.api.views.retrieval import records
 from zhiku.console import forms
-from zhiku.console.blueprint import console
+from zhiku.console.blueprint import console, wants_json
 from zhiku.console.channel_chart import BAR_WIDTH, channel_bars, threshold_mark
 from zhiku.console.history import PastQuery, QueryHistory
 from zhiku.console.signin import session_id
 from zhiku.console.views.common import dataset_of
+from zhiku.core.errors import InvalidInput
 from zhiku.core.metadata import BUILTIN_FIELDS, OPERATORS
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.knowledge_base import Dataset
@@ -28,12 +29,14 @@ def _history() -> QueryHistory:
 def _page(dataset: Dataset, config: RetrievalConfig, query: str, **values: Any) -> str:
     metadata = dataset.metadata
     builtin = list(BUILTIN_FIELDS) if metadata.builtin_enabled else []
+    types = {name: BUILTIN_FIELDS[name] for name in builtin} | {f.name: f.type for f in metadata.fields()}
     return render_template(
         "hit_testing.html",
         dataset=dataset,
         config=config,
         query=query,
         fields=[field.name for field in metadata.fields()] + builtin,
+        field_types=types,
         operators=OPERATORS,
         filter_rows=forms.MAX_FILTER_ROWS,
         form=request.form,
@@ -57,6 +60,19 @@ def hit_testing(dataset_id: str) -> ResponseReturnValue:
 def run_hit_test(dataset_id: str) -> ResponseReturnValue:
     dataset = dataset_of(dataset_id)
     form = request.form
+    try:
+        return _run(dataset, form)
+    except (forms.FormError, InvalidInput) as exc:
+        if wants_json():
+            raise
+        # the page again with the query and filters as they were sent, the error beside them
+        query = forms.text(form, "query", max_chars=forms.MAX_QUERY_CHARS)
+        input_name = exc.input_name if isinstance(exc, forms.FormError) else "filter"
+        error = {"input": input_name, "message": str(exc)}
+        return _page(dataset, dataset.retrieval, query, results=None, saved=False, error=error), 400
+
+
+def _run(dataset: Dataset, form: forms.Form) -> str:
     config = forms.retrieval(form, dataset.retrieval)
     saved = form.get("action") == "save"
     if saved:

@@ -101,14 +101,24 @@ def edit_child(dataset_id: str, segment_id: str, child_id: str) -> ResponseRetur
 def edit_segment(dataset_id: str, segment_id: str) -> ResponseReturnValue:
     dataset = dataset_of(dataset_id)
     editor = dataset.segment_editor()
-    document_id = editor.find(segment_id).segment.document_id
+    current = editor.find(segment_id).segment
     form = request.form
     if "enabled" in form and "content" not in form:
-        editor.update(document_id, segment_id, enabled=form["enabled"] == "1")
+        editor.update(current.document_id, segment_id, enabled=form["enabled"] == "1")
     else:
         limit = forms.MAX_SEGMENT_CHARS
-        content = forms.text(form, "content", max_chars=limit, required=True, strip=False)
+        # a browser sends a textarea's line ends as CRLF: the text is stored as it was typed
+        typed = forms.text(form, "content", max_chars=limit, required=True, strip=False)
+        content = typed.replace("\r\n", "\n")
         answer = forms.text(form, "answer", max_chars=limit) if "answer" in form else None
-        editor.update(document_id, segment_id, content=content, answer=answer, keywords=forms.keywords(form))
+        # the keywords shown are the old text's: unless the user edited them, the new text's follow
+        edited = "keywords" in form and form.get("keywords") != form.get("keywords_shown")
+        editor.update(
+            current.document_id,
+            segment_id,
+            content=content if content != current.content else None,
+            answer=answer,
+            keywords=forms.keywords(form) if edited else None,
+        )
     back = url_for("console.segments", dataset_id=dataset.id)
     return redirect(safe_next(form.get("next"), back))

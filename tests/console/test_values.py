@@ -1,0 +1,22 @@
+"""Metadata values shown as typed: numbers without a stored ``.0``, times as ISO 8601 dates."""
+
+from __future__ import annotations
+
+from zhiku.console.values import is_date, typed
+
+
+def test_numbers_read_as_typed() -> None:
+    assert typed("number", 2025.0) == "2025"
+    assert typed("number", 2.5) == "2.5"
+    assert typed("number", -3.0) == "-3"
+    assert typed("number", None) == ""
+
+
+def test_times_read_as_dates_or_moments() -> None:
+    assert typed("time", 1735689600.0) == "2025-01-01"
+    assert typed("time", 1735723800.0) == "2025-01-01T09:30:00Z"
+    assert is_date("time", 1735689600.0) and not is_date("number", 2025.0)
+
+
+def test_strings_stay_as_they_are() -> None:
+    assert typed("string", "2025.0") == "2025.0"
