@@ -24,6 +24,12 @@ from zhiku.extractors.base import read_bytes
 class ShoutingText:
     """Reads a text file upper-cased, so a test can see which extractor ran."""
 
+    suffixes = (".txt",)
+
+    @staticmethod
+    def accepts(head):
+        return True
+
     def extract(self, source, *, name):
         text = read_bytes(source, name).decode("utf-8").upper()
         return [Document(text=text, metadata={"source": name, "reader": "shouting"})]
@@ -32,7 +38,7 @@ class ShoutingText:
 class LineSplitter:
     """One chunk per non-blank line."""
 
-    def __init__(self, max_tokens=500, chunk_overlap=0, length=None):
+    def __init__(self, *, max_tokens, chunk_overlap, separator, length):
         self.max_tokens = max_tokens
 
     def split(self, documents):

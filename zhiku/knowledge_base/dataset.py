@@ -380,7 +380,7 @@ class Dataset:
 
     def pipeline(self) -> Pipeline:
         """The pipeline built from this dataset's stored process rule."""
-        return self.process_rule.build(chat=self.chat_model, tokenizers=self._context.settings.tokenizers)
+        return self.process_rule.build(chat=self.chat_model, settings=self._context.settings)
 
     def chat_model(self) -> ChatModel:
         """The chat model this dataset's Q&A indexing uses (its ``llm`` options over the defaults)."""

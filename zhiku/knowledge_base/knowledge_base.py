@@ -29,9 +29,11 @@ from zhiku.core.db.models import DocumentJobRow, PreparedVersionRow
 from zhiku.core.document_status import IN_PROGRESS, DocumentStatus
 from zhiku.core.documents import Hit
 from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, StoreBusy
+from zhiku.core.plugin_context import PluginContext
 from zhiku.core.private import private_directory, private_file
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.core.secrets import SecretBox
+from zhiku.datasource.stores import check_backends
 from zhiku.knowledge_base import llm_options
 from zhiku.knowledge_base.answering import build_assistant, token_counter
 from zhiku.knowledge_base.context import DatasetContext
@@ -63,6 +65,7 @@ class KnowledgeBase:
         """``worker=True``: a Celery worker's knowledge base — it never takes the data directory's
         owner lock (a worker started first must not keep ``zhiku serve`` from owning the stores),
         so it opens the stores only on a Qdrant server and recovers nothing."""
+        check_backends(settings)  # an unknown store backend fails here, not at the first dataset
         self.settings = settings
         private_directory(settings.home)
         if settings.database_url is None:  # the embedded SQLite file, made private before SQLite opens it
@@ -387,7 +390,7 @@ class KnowledgeBase:
                 self._retrieval = RoutedRetrieval(
                     DatabaseProfiles(self._sessions),
                     embedding,
-                    chat_model=self.chat_model,
+                    context=PluginContext(self.settings, chat=self.chat_model),
                     rerank_model=self.rerank_model,
                     max_threads=self.settings.search_threads,
                 )

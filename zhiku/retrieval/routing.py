@@ -9,13 +9,13 @@ from typing import Protocol
 
 from zhiku.core.documents import Hit
 from zhiku.core.errors import ConfigError, ZhikuError
+from zhiku.core.plugin_context import PluginContext
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.providers.embedding import CachedEmbedding
-from zhiku.providers.llm import ChatModel
 from zhiku.providers.rerank.base import RerankModel
 from zhiku.retrieval.multi_path import Merge, best_semantic_scores, dataset_weights, merge
 from zhiku.retrieval.profiles import ProfileCache, ProfileSource
-from zhiku.retrieval.routers import EMBEDDING_ROUTER, EmbeddingRouter, llm_routers
+from zhiku.retrieval.routers import EMBEDDING_ROUTER, EmbeddingRouter, routers
 from zhiku.retrieval.types import RetrievalResult, Router, Routing
 
 logger = logging.getLogger(__name__)
@@ -40,8 +40,9 @@ class SearchTarget(Protocol):
 class RoutedRetrieval:
     """Routes a query to one dataset, or searches many in threads and merges their hits.
 
-    ``chat_model`` and ``rerank_model`` are called only when an LLM router or a model merge is
-    asked for, so a knowledge base without them configured works fully offline.
+    ``context`` (its chat model) is given to the routers a query names, and ``rerank_model``
+    called only when a model merge is asked for, so a knowledge base without them configured
+    works fully offline.
     """
 
     def __init__(
@@ -49,13 +50,13 @@ class RoutedRetrieval:
         profiles: ProfileSource,
         embedding: CachedEmbedding,
         *,
-        chat_model: Callable[[], ChatModel],
+        context: PluginContext,
         rerank_model: Callable[[], RerankModel | None],
         max_threads: int = 8,
     ) -> None:
         self._profiles = ProfileCache(profiles)
         self._embedding_router = EmbeddingRouter(embedding)
-        self._chat_model = chat_model
+        self._context = context
         self._rerank_model = rerank_model
         self._pool = ThreadPoolExecutor(max_workers=max_threads, thread_name_prefix="zhiku-datasets")
 
@@ -63,11 +64,10 @@ class RoutedRetrieval:
         self._pool.shutdown(wait=True)
 
     def router(self, name: str) -> Router:
-        """The router registered as ``name`` (ConfigError naming the known ones otherwise)."""
+        """The router registered as ``name`` (ConfigError naming the installed ones otherwise)."""
         if name == EMBEDDING_ROUTER:
             return self._embedding_router
-        factory = llm_routers.factory(name)  # checked before the chat model is asked for
-        return factory(chat=self._chat_model(), fallback=self._embedding_router)
+        return routers.factory(name)(self._context, self._embedding_router)
 
     def retrieve(
         self,

@@ -54,14 +54,12 @@ from zhiku.core.documents import ChildChunk, Segment
 from zhiku.core.errors import ConfigError, StoreError, ZhikuError
 from zhiku.core.scope import DocumentScope
 from zhiku.core.sections import section_of
-from zhiku.datasource.fulltext import open_fulltext_store
-from zhiku.datasource.fulltext.base import FullTextStore, TextRecord
+from zhiku.datasource.fulltext.base import TextRecord
 from zhiku.datasource.keyword import KeywordExtractor, KeywordStore
 from zhiku.datasource.keyword.store import CHILD_POSTINGS
 from zhiku.datasource.points.base import SegmentStore
-from zhiku.datasource.points.server import QdrantServer
-from zhiku.datasource.vector import open_vector_store
-from zhiku.datasource.vector.base import VectorRecord, VectorStore
+from zhiku.datasource.stores import open_fulltext, open_vector
+from zhiku.datasource.vector.base import VectorRecord
 from zhiku.index_processors.summary import SUMMARY_OF
 from zhiku.knowledge_base.indexing.document_states import move_in, served_condition
 from zhiku.knowledge_base.indexing.embedding_cache import DatabaseEmbeddingCache
@@ -156,44 +154,6 @@ def _engine_of(sessions: sessionmaker[Session]) -> Engine:
     if not isinstance(engine, Engine):
         raise TypeError("the session factory must be bound to an engine")
     return engine
-
-
-def qdrant_server(settings: Settings) -> QdrantServer:
-    """The Qdrant connection and cluster settings (``qdrant_api_key``, ``qdrant_https``, ...)."""
-    return QdrantServer(
-        api_key=settings.qdrant_api_key,
-        https=settings.qdrant_https,
-        timeout=settings.qdrant_timeout,
-        prefer_grpc=settings.qdrant_prefer_grpc,
-        shard_number=settings.qdrant_shard_number,
-        replication_factor=settings.qdrant_replication_factor,
-    )
-
-
-def _open_vector(settings: Settings, dataset_id: str, dim: int) -> VectorStore:
-    """One dense store per dataset: an embedded shard under ``home``, or a collection by URL."""
-    if settings.vector_backend == "qdrant" or settings.qdrant_url:
-        location = settings.qdrant_url or str(settings.qdrant_path / "client")
-        return open_vector_store(
-            "qdrant",
-            location=location,
-            collection=f"zhiku_{dataset_id}_dense",
-            dim=dim,
-            server=qdrant_server(settings),
-        )
-    return open_vector_store("edge", path=settings.qdrant_path / dataset_id / "dense", dim=dim)
-
-
-def _open_fulltext(settings: Settings, dataset_id: str) -> FullTextStore:
-    """One BM25 store per dataset, so IDF statistics are the dataset's own."""
-    if settings.fulltext_backend == "memory":
-        return open_fulltext_store("memory")
-    if settings.fulltext_backend == "qdrant" or settings.qdrant_url:
-        location = settings.qdrant_url or str(settings.qdrant_path / "client")
-        return open_fulltext_store(
-            "qdrant", location=location, collection=f"zhiku_{dataset_id}_bm25", server=qdrant_server(settings)
-        )
-    return open_fulltext_store("edge", path=settings.qdrant_path / dataset_id / "bm25")
 
 
 @dataclass(frozen=True)
@@ -321,8 +281,8 @@ class DatasetIndex:
                 f"dataset {dataset.name!r} was built with {dataset.embedding_dim}-d embeddings but "
                 f"{dataset.embedding_model!r} gives {self.embedding.dim}-d"
             )
-        self.vector = _open_vector(settings, dataset.id, dataset.embedding_dim)
-        self.fulltext = _open_fulltext(settings, dataset.id)
+        self.vector = open_vector(settings, dataset.id, dataset.embedding_dim)
+        self.fulltext = open_fulltext(settings, dataset.id)
         self.keywords = KeywordStore(sessions, dataset.id, self.tokenizer)
         self.child_keywords = KeywordStore(sessions, dataset.id, self.tokenizer, CHILD_POSTINGS)
         with sessions() as session:
