@@ -181,9 +181,9 @@ def dataset_sections(
 )
 @click.option(
     "--fusion",
-    type=click.Choice(["adaptive", "weighted_score", "rrf", "reranking_model"]),
     default=None,
-    help="How hybrid search fuses its channels.",
+    help="How hybrid search fuses its channels: adaptive, weighted_score, rrf, none, reranking_model "
+    "or an installed fusion (see `zhiku plugins`).",
 )
 @click.option("--rerank-model", default=None, help="Rerank spec KIND:TARGET for --fusion reranking_model.")
 @click.option("--max-tokens", type=int, default=None, help="Chunk size in tokens.")

@@ -25,6 +25,7 @@ from zhiku.core.errors import AlreadyExists, ConfigError, InvalidInput, NotFound
 from zhiku.core.metadata import MetadataFilter
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.core.scope import DocumentScope
+from zhiku.fusion.registry import check_fusion_mode
 from zhiku.index_processors import ChunkFailure
 from zhiku.index_processors.qa import renumber
 from zhiku.index_processors.summary import SUMMARY_OF
@@ -59,11 +60,12 @@ OnDuplicate = Literal["skip", "replace", "keep"]
 
 
 def as_retrieval_config(value: RetrievalConfig | dict[str, Any] | None) -> RetrievalConfig:
+    """A retrieval config whose fusion is installed (ConfigError listing the installed ones)."""
     if value is None:
         return RetrievalConfig()
-    if isinstance(value, RetrievalConfig):
-        return value
-    return RetrievalConfig.from_dict(value)
+    config = value if isinstance(value, RetrievalConfig) else RetrievalConfig.from_dict(value)
+    check_fusion_mode(config.reranking.mode)
+    return config
 
 
 def as_process_rule(value: PipelineSpec | dict[str, Any] | None) -> PipelineSpec:

@@ -47,7 +47,8 @@ from typing import Protocol, runtime_checkable
 from zhiku.core.errors import ConfigError, StoreError, ZhikuError
 from zhiku.core.retrieval_config import Channel, RetrievalConfig
 from zhiku.core.scope import DocumentScope
-from zhiku.fusion.fusion import adaptive_score, cut, max_score, rerank_with_model, rrf, weighted_score
+from zhiku.fusion.fusion import cut, max_score, rerank_with_model
+from zhiku.fusion.registry import RERANKING_MODEL, check_fusion_mode, fusions
 from zhiku.fusion.reorder import reorder
 from zhiku.fusion.types import FusedHit
 from zhiku.providers.rerank.base import RerankModel
@@ -260,7 +261,7 @@ class DatasetSearch:
                 f"the retrieval config searches {', '.join(missing)} but this dataset has no such "
                 f"channel (available: {', '.join(self._channels) or 'none'})"
             )
-        if config.reranking.mode != "reranking_model":
+        if check_fusion_mode(config.reranking.mode) != RERANKING_MODEL:
             return
         wanted = config.reranking.model
         if model is None:
@@ -363,15 +364,9 @@ class DatasetSearch:
         }
         found: dict[str, _Ranked] = {ch: kids for ch, kids in searched.items() if ch in config.channels}
         reranking = config.reranking
-        weights: dict[str, float] = {ch: w for ch, w in reranking.weights.items()}
-        if len(found) == 1 or reranking.mode == "none":
-            fused = max_score(found)
-        elif reranking.mode == "rrf":
-            fused = rrf(found, k=reranking.rrf_k, weights=weights)
-        elif reranking.mode == "adaptive":
-            fused = adaptive_score(found, weights)
-        else:  # weighted_score, and under a rerank model (which orders the parents only)
-            fused = weighted_score(found, weights)
+        # under a rerank model (which orders the parents only) the children are weighted
+        mode = "weighted_score" if reranking.mode == RERANKING_MODEL else reranking.mode
+        fused = max_score(found) if len(found) == 1 else fusions.factory(mode)(found, reranking, None)
         if scale is not None:
             scale.score(fused, searched)
         by_parent: dict[str, list[tuple[str, float]]] = {}
@@ -405,17 +400,12 @@ class DatasetSearch:
         model: RerankModel | None,
     ) -> list[FusedHit]:
         reranking, top_n = config.reranking, config.top_k
-        if reranking.mode == "reranking_model":
+        if reranking.mode == RERANKING_MODEL:
             assert model is not None  # guaranteed by _check
             return rerank_with_model(query, found, texts, model, top_n=top_n)
-        if len(found) == 1 or reranking.mode == "none":
+        if len(found) == 1:
             return max_score(found, top_n=top_n)
-        weights: dict[str, float] = {ch: w for ch, w in reranking.weights.items()}
-        if reranking.mode == "adaptive":
-            return adaptive_score(found, weights, top_n=top_n)
-        if reranking.mode == "weighted_score":
-            return weighted_score(found, weights, top_n=top_n)
-        return rrf(found, k=reranking.rrf_k, weights=weights, top_n=top_n)
+        return fusions.factory(reranking.mode)(found, reranking, top_n)
 
 
 #: Channels whose score over the query's attainable score is lexical evidence: BM25 and, where it
