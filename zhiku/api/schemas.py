@@ -33,6 +33,7 @@ from zhiku.core.retrieval_config import RetrievalConfig, SearchMethod
 from zhiku.fusion.registry import fusion_modes
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.providers.embedding import embedding_models
+from zhiku.retrieval.merges import merges
 from zhiku.retrieval.routers import router_names
 
 #: Marks a reference to a components schema by model name: pydantic refuses ``$ref`` values it did
@@ -184,6 +185,13 @@ def _check_router(value: str) -> str:
     known = router_names()
     if value not in known:
         raise ValueError(f"unknown router {value[:80]!r}; installed: {', '.join(known)}")
+    return value
+
+
+def _check_merge(value: str) -> str:
+    known = merges.available()
+    if value not in known:
+        raise ValueError(f"unknown merge {value[:80]!r}; installed: {', '.join(known)}")
     return value
 
 
@@ -423,7 +431,11 @@ class CrossRetrieveBody(ApiModel):
     )
     top_k: int | None = Field(None, ge=1, le=100)
     score_threshold: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False)
-    merge: Literal["relevance", "weighted", "reranking_model", "rrf"] = "relevance"
+    merge: Annotated[str, AfterValidator(_check_merge)] = Field(
+        "relevance",
+        description="multiple routing: relevance, weighted, reranking_model, rrf or an installed merge",
+        json_schema_extra=_enum(merges.available),
+    )
 
 
 class ErrorBody(BaseModel):

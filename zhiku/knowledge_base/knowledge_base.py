@@ -48,7 +48,6 @@ from zhiku.knowledge_base.runtime.uploads import open_uploads
 from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel
 from zhiku.providers.rerank.base import RerankModel
-from zhiku.retrieval.multi_path import Merge
 from zhiku.retrieval.routing import RoutedRetrieval
 from zhiku.retrieval.types import RetrievalResult, Routing
 from zhiku.text.stemming import DEFAULT_STEMMER, STEMMERS
@@ -239,7 +238,7 @@ class KnowledgeBase:
         router: str = "embedding",
         top_k: int | None = None,
         score_threshold: float | None = None,
-        merge: Merge = "relevance",
+        merge: str = "relevance",
         semantic_query: str | None = None,
         section: str | None = None,
     ) -> RetrievalResult:
@@ -248,8 +247,9 @@ class KnowledgeBase:
 
         ``routing="single"``: ``router`` (``embedding``, offline; ``function_call`` or ``react``,
         through the configured chat model) picks one dataset, searched with its own config.
-        ``routing="multiple"``: all are searched in threads and merged (``relevance``, ``weighted``,
-        ``reranking_model`` or ``rrf``; see :mod:`zhiku.retrieval.multi_path`).
+        ``routing="multiple"``: all are searched in threads and merged by the merge ``merge`` names
+        (``relevance``, ``weighted``, ``reranking_model``, ``rrf`` or an installed one; see
+        :mod:`zhiku.retrieval.merges`).
         """
         if datasets is None:
             targets = self.datasets()
