@@ -10,11 +10,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
-from zhiku.answers.citations import finish
+from zhiku.answers.answerers import AUTO, Answerer, AnswerInput, answerers
 from zhiku.answers.config import AnswerConfig
-from zhiku.answers.generation import LlmAnswerer
 from zhiku.answers.memory import ConversationStore, Turn
 from zhiku.answers.prompts import NOTHING_FOUND, REFUSAL, language_of
 from zhiku.answers.sources import Source, assemble_sources
@@ -22,19 +20,11 @@ from zhiku.answers.types import Answer, AnswerEvent, Citation, QueryPlan
 from zhiku.answers.understanding import QueryUnderstanding
 from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import Hit
-from zhiku.core.errors import ConfigError
+from zhiku.core.plugin_context import PluginContext
 from zhiku.providers.llm import ChatModel
 
 #: Retrieval as the assistant sees it: the plan and the datasets asked (None: all) → hits.
 Retrieve = Callable[[QueryPlan, Sequence[str] | None], list[Hit]]
-
-
-class SentenceAnswerer(Protocol):
-    """An answerer that needs no model (the extractive one)."""
-
-    name: str
-
-    def answer(self, question: str, sources: Sequence[Source]) -> tuple[str, list[Citation]]: ...
 
 
 @dataclass(frozen=True)
@@ -57,14 +47,17 @@ class Assistant:
         understanding: QueryUnderstanding,
         conversations: ConversationStore,
         chat_model: Callable[[], ChatModel | None],
-        extractive: SentenceAnswerer,
+        context: PluginContext,
         count_tokens: Callable[[str], int],
     ) -> None:
+        """``chat_model``: the chat model, None when none is configured (``auto`` answers
+        without); ``context``: what answerers are made from (``answerers`` registry)."""
         self._retrieve = retrieve
         self._understanding = understanding
         self._conversations = conversations
         self._chat_model = chat_model
-        self._extractive = extractive
+        self._context = context
+        self._answerers: dict[str, Answerer] = {}
         self._count_tokens = count_tokens
 
     def ask(self, request: AskRequest, config: AnswerConfig) -> Answer:
@@ -79,18 +72,18 @@ class Assistant:
         raised before the first event."""
         started = time.perf_counter()
         timings: dict[str, float] = {}
-        chat = self._chooser(config)
+        answerer = self._answerer(config)
         history: list[Turn] = list(request.history or [])
         if request.conversation_id is not None:
             self._conversations.get(request.conversation_id, user=request.user or None, owner=request.owner)
             history = self._conversations.history(request.conversation_id, max_tokens=config.history_tokens)
-        return self._run(request, config, chat, history, started, timings)
+        return self._run(request, config, answerer, history, started, timings)
 
     def _run(
         self,
         request: AskRequest,
         config: AnswerConfig,
-        chat: ChatModel | None,
+        answerer: tuple[str, Answerer],
         history: list[Turn],
         started: float,
         timings: dict[str, float],
@@ -115,7 +108,7 @@ class Assistant:
         yield AnswerEvent("sources", sources=tuple(sources))
 
         mark = time.perf_counter()
-        answerer = "llm" if chat is not None else self._extractive.name
+        name, writer = answerer
         no_answer = False
         citations: list[Citation]
         if plan.action == "refuse":
@@ -124,24 +117,25 @@ class Assistant:
         elif not sources:
             text, citations, no_answer = NOTHING_FOUND[language], [], True
             yield AnswerEvent("delta", delta=text)
-        elif chat is not None:
-            written: list[str] = []
-            for delta in LlmAnswerer(chat).stream(
-                request.question if not plan.condensed else plan.search_query,
-                sources,
-                history,
-                language,
+        else:
+            given = AnswerInput(
+                question=request.question if not plan.condensed else plan.search_query,
+                search_query=plan.search_query,
+                sources=sources,
+                history=history,
+                language=language,
                 max_tokens=config.max_answer_tokens,
-            ):
+                repair_citations=config.repair_citations,
+            )
+            written: list[str] = []
+            for delta in writer.stream(given):
                 checkpoint()
                 written.append(delta)
                 yield AnswerEvent("delta", delta=delta)
-            text, citations = finish("".join(written), sources, repair_uncited=config.repair_citations)
-        else:
-            text, citations = self._extractive.answer(plan.search_query, sources)
+            text, citations = writer.finish("".join(written), given)
             if not text:
                 text, no_answer = NOTHING_FOUND[language], True
-            yield AnswerEvent("delta", delta=text)
+                yield AnswerEvent("delta", delta=text)
         timings["answer"] = _ms(mark)
 
         answer = Answer(
@@ -149,7 +143,7 @@ class Assistant:
             citations=citations,
             sources=sources,
             plan=plan,
-            answerer=answerer,
+            answerer=name,
             no_answer=no_answer,
             usage={"answer_tokens": self._count_tokens(text)},
         )
@@ -159,13 +153,16 @@ class Assistant:
         answer.timings_ms = timings
         yield AnswerEvent("answer", answer=answer)
 
-    def _chooser(self, config: AnswerConfig) -> ChatModel | None:
-        if config.answerer == "extractive":
-            return None
-        chat = self._chat_model()
-        if chat is None and config.answerer == "llm":
-            raise ConfigError("answerer 'llm' needs a chat model (ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL)")
-        return chat
+    def _answerer(self, config: AnswerConfig) -> tuple[str, Answerer]:
+        """The answerer ``config`` names (``auto``: ``llm`` with a chat model, else ``extractive``),
+        made once; ConfigError when it is not installed or cannot be made."""
+        name = config.answerer
+        if name == AUTO:
+            name = "llm" if self._chat_model() is not None else "extractive"
+        made = self._answerers.get(name)
+        if made is None:
+            made = self._answerers.setdefault(name, answerers.factory(name)(self._context))
+        return name, made
 
     def _refusal(self, plan: QueryPlan, config: AnswerConfig, language: str) -> str:
         for intent in config.intents:

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from zhiku.answers.answerers import answerer_names
 from zhiku.core.sections import SectionPath
-
-#: ``auto`` uses the chat model when one is configured and the extractive answerer otherwise.
-AnswererName = Literal["auto", "extractive", "llm"]
 
 
 class Intent(BaseModel):
@@ -36,7 +34,9 @@ class Intent(BaseModel):
 class AnswerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    answerer: AnswererName = "auto"
+    #: an answerer of the ``answerers`` registry (``llm``, ``extractive`` or an installed one), or
+    #: ``auto``: the chat model when one is configured and the extractive answerer otherwise
+    answerer: str = Field("auto", min_length=1, max_length=64)
     #: Rewrite a follow-up with the conversation into a standalone question (the chat model; the
     #: previous question prepended when there is none).
     condense: bool = True
@@ -51,3 +51,11 @@ class AnswerConfig(BaseModel):
     max_answer_tokens: int = Field(1024, ge=16, le=16_000)
     #: Credit an uncited answer sentence to the source it was clearly taken from.
     repair_citations: bool = True
+
+    @field_validator("answerer")
+    @classmethod
+    def _installed(cls, value: str) -> str:
+        known = answerer_names()
+        if value not in known:
+            raise ValueError(f"unknown answerer {value[:80]!r}; installed: {', '.join(known)}")
+        return value

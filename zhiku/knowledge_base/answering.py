@@ -9,8 +9,10 @@ from zhiku.answers.assistant import Assistant
 from zhiku.answers.memory import ConversationStore
 from zhiku.answers.types import QueryPlan
 from zhiku.answers.understanding import QueryUnderstanding
+from zhiku.core.config import Settings
 from zhiku.core.documents import Hit
 from zhiku.core.errors import ConfigError
+from zhiku.core.plugin_context import PluginContext
 from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel
 from zhiku.retrieval.types import RetrievalResult
@@ -35,9 +37,8 @@ def build_assistant(
     embedding: CachedEmbedding,
     chat_model: Callable[[], ChatModel],
     conversations: ConversationStore,
+    settings: Settings,
 ) -> Assistant:
-    from zhiku.answers.extractive import ExtractiveAnswerer
-
     def search(plan: QueryPlan, datasets: Sequence[str] | None) -> list[Hit]:
         semantic = plan.semantic_query if plan.hyde else None
         return retrieve(
@@ -50,7 +51,7 @@ def build_assistant(
         understanding=QueryUnderstanding(embedding, chat),
         conversations=conversations,
         chat_model=chat,
-        extractive=ExtractiveAnswerer(),
+        context=PluginContext(settings, chat=chat_model),
         count_tokens=token_counter(),
     )
 

@@ -347,6 +347,7 @@ class KnowledgeBase:
                     embedding=embedding,
                     chat_model=self.chat_model,
                     conversations=self._conversations,
+                    settings=self.settings,
                 )
             return self._assistant
 
