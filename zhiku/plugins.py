@@ -23,7 +23,10 @@ REGISTRIES: tuple[tuple[str, str, str], ...] = (
     ("zhiku.datasource.stores", "vector_stores", "store and search vectors (setting vector_backend)"),
     ("zhiku.datasource.stores", "fulltext_stores", "search BM25 full text (setting fulltext_backend)"),
     ("zhiku.providers.rerank", "rerank_models", "rerank candidates (spec KIND:TARGET)"),
+    ("zhiku.fusion.registry", "fusions", "fuse a dataset's channels (retrieval reranking.mode)"),
     ("zhiku.retrieval.routers", "routers", "pick one dataset for a query (besides 'embedding')"),
+    ("zhiku.retrieval.merges", "merges", "merge several datasets' hits (merge)"),
+    ("zhiku.answers.answerers", "answerers", "write the answer from the sources (answerer)"),
 )
 
 
