@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
 
-from zhiku.core.registry import ENTRY_POINT_GROUP, Registry
+from zhiku.core.registry import Registry, plugin_entry_points
 
 #: (module, attribute, what its plug-ins do), in the order a document meets them.
 REGISTRIES: tuple[tuple[str, str, str], ...] = (
@@ -21,10 +20,13 @@ REGISTRIES: tuple[tuple[str, str, str], ...] = (
     ("zhiku.splitters", "splitters", "split text into chunks"),
     ("zhiku.index_processors", "index_processors", "turn chunks into segments (a dataset's doc_form)"),
     ("zhiku.providers.embedding", "embedding_models", "embed segments and queries"),
-    ("zhiku.datasource.vector", "vector_stores", "store and search vectors"),
-    ("zhiku.datasource.fulltext", "fulltext_stores", "store and search BM25 full text"),
+    ("zhiku.datasource.stores", "vector_stores", "store and search vectors (setting vector_backend)"),
+    ("zhiku.datasource.stores", "fulltext_stores", "search BM25 full text (setting fulltext_backend)"),
     ("zhiku.providers.rerank", "rerank_models", "rerank candidates (spec KIND:TARGET)"),
-    ("zhiku.retrieval.routers", "llm_routers", "pick a dataset with a chat model (besides 'embedding')"),
+    ("zhiku.fusion.registry", "fusions", "fuse a dataset's channels (retrieval reranking.mode)"),
+    ("zhiku.retrieval.routers", "routers", "pick one dataset for a query (besides 'embedding')"),
+    ("zhiku.retrieval.merges", "merges", "merge several datasets' hits (merge)"),
+    ("zhiku.answers.answerers", "answerers", "write the answer from the sources (answerer)"),
 )
 
 
@@ -60,5 +62,5 @@ def unclaimed_entry_points() -> list[str]:
     (a typo in a plug-in's metadata, most often): zhiku never loads them."""
     kinds = {registry.kind for registry in registries()}
     return sorted(
-        ep.name for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name.partition(".")[0] not in kinds
+        ep.name for ep in plugin_entry_points() if ep.name.partition(".")[0] not in kinds
     )

@@ -32,6 +32,12 @@ from zhiku.extractors.base import read_bytes
 class GatedText:
     """Reads a text file; while the gate file exists it keeps parsing (checkpoint by checkpoint)."""
 
+    suffixes = (".txt",)
+
+    @staticmethod
+    def accepts(head):
+        return True
+
     def extract(self, source, *, name):
         gate = Path(os.environ["ZHIKU_TEST_GATE"])
         if gate.exists():

@@ -20,7 +20,7 @@ def test_every_registered_cleaner_builds() -> None:
 
 def test_unknown_name_lists_known_ones() -> None:
     with pytest.raises(
-        ConfigError, match=r"unknown cleaners 'strip_everything'; known: .*remove_extra_spaces"
+        ConfigError, match=r"unknown cleaners 'strip_everything'; installed: .*remove_extra_spaces"
     ):
         build_cleaners(["default", "strip_everything"])
 

@@ -78,7 +78,7 @@ def test_update_refuses_bad_values_with_one_line(run) -> None:  # type: ignore[n
     clash = run("dataset", "update", "coffee", "--name", "tea", "--json", code=1)
     assert json.loads(clash.stdout)["error"]["code"] == "already_exists"
     splitter = run("dataset", "update", "tea", "--splitter", "no_such_splitter", code=1)
-    assert splitter.stderr.strip().startswith("Error: unknown splitters 'no_such_splitter'; known:")
+    assert splitter.stderr.strip().startswith("Error: unknown splitter 'no_such_splitter'; installed:")
     top_k = run("dataset", "update", "tea", "--top-k", "0", code=1)
     assert top_k.stderr.strip() == "Error: top_k: Input should be greater than or equal to 1"
     assert "want two numbers" in run("dataset", "update", "tea", "--weights", "0.5", code=2).output

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from zhiku.core.errors import ConfigError, StoreError
+from zhiku.core.errors import StoreError
 from zhiku.core.scope import DocumentScope
-from zhiku.datasource.fulltext import fulltext_stores, open_fulltext_store
 from zhiku.datasource.fulltext.base import FullTextStore, TextRecord
 from zhiku.datasource.fulltext.memory import RankBM25Store
 from zhiku.datasource.fulltext.pgvector import PgBM25Store
@@ -148,20 +147,6 @@ def test_edge_second_open_while_open_fails(tmp_path: Path) -> None:
             EdgeSparseBM25Store(tmp_path / "bm25")
     finally:
         first.close()
-
-
-def test_registry_opens_each_backend(tmp_path: Path) -> None:
-    assert {"edge", "qdrant", "memory"} <= set(fulltext_stores.names())
-    stores = [
-        open_fulltext_store("edge", path=tmp_path / "bm25"),
-        open_fulltext_store("qdrant", location=":memory:", collection="bm25"),
-        open_fulltext_store("memory"),
-    ]
-    assert [type(s) for s in stores] == [EdgeSparseBM25Store, QdrantClientSparseBM25Store, RankBM25Store]
-    for store in stores:
-        store.close()
-    with pytest.raises(ConfigError):
-        open_fulltext_store("no-such-store")
 
 
 def test_a_document_scope_is_applied_inside_the_search(store: FullTextStore) -> None:

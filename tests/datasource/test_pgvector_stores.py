@@ -14,12 +14,11 @@ from sqlalchemy import create_engine, make_url, text
 from zhiku.core.config import Settings
 from zhiku.core.errors import ConfigError, StoreError
 from zhiku.core.scope import DocumentScope
-from zhiku.datasource.fulltext import open_fulltext_store
 from zhiku.datasource.fulltext.base import TextRecord
 from zhiku.datasource.fulltext.bm25_math import lucene_idf
 from zhiku.datasource.fulltext.pgvector import PgBM25Store, open_pgvector_fulltext
 from zhiku.datasource.points.pgvector import store_url
-from zhiku.datasource.vector import open_vector_store
+from zhiku.datasource.stores import open_fulltext, open_vector
 from zhiku.datasource.vector.base import VectorRecord
 from zhiku.datasource.vector.pgvector import PgVectorStore, open_pgvector_vector
 
@@ -169,9 +168,9 @@ def test_settings_choose_the_database_and_each_dataset_has_its_tables(pgvector_u
             store.close()
 
 
-def test_the_registries_open_the_pgvector_stores(pgvector_url: str) -> None:
-    dense = open_vector_store("pgvector", url=pgvector_url, table="segments", dim=DIM)
-    bm25 = open_fulltext_store("pgvector", url=pgvector_url, table="bm25")
+def test_the_settings_name_the_pgvector_stores(pgvector_url: str) -> None:
+    settings = Settings(pgvector_url=pgvector_url, vector_backend="pgvector", fulltext_backend="pgvector")
+    dense, bm25 = open_vector(settings, str(uuid.uuid4()), DIM), open_fulltext(settings, str(uuid.uuid4()))
     assert isinstance(dense, PgVectorStore) and isinstance(bm25, PgBM25Store)
     dense.close()
     bm25.close()

@@ -13,9 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from zhiku.core.errors import ConfigError, InvalidInput, StoreError
+from zhiku.core.errors import InvalidInput, StoreError
 from zhiku.core.scope import DocumentScope
-from zhiku.datasource.vector import open_vector_store, vector_stores
 from zhiku.datasource.vector.base import VectorRecord, VectorStore
 from zhiku.datasource.vector.edge import EdgeVectorStore
 from zhiku.datasource.vector.pgvector import PgVectorStore
@@ -164,17 +163,6 @@ def test_edge_removes_stray_temp_segments_and_checks_dim(tmp_path: Path) -> None
     store.close()
     with pytest.raises(StoreError, match="vector size"):
         EdgeVectorStore(tmp_path / "dense", DIM * 2)
-
-
-def test_registry_opens_each_backend(tmp_path: Path) -> None:
-    assert {"edge", "qdrant"} <= set(vector_stores.names())
-    edge = open_vector_store("edge", path=tmp_path / "e", dim=DIM)
-    client = open_vector_store("qdrant", location=":memory:", collection="c", dim=DIM)
-    assert isinstance(edge, EdgeVectorStore) and isinstance(client, QdrantClientVectorStore)
-    edge.close()
-    client.close()
-    with pytest.raises(ConfigError):
-        open_vector_store("no-such-store")
 
 
 def test_concurrent_writes_and_searches(opener: Opener) -> None:

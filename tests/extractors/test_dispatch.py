@@ -107,9 +107,15 @@ def test_registry_holds_every_format_and_accepts_replacements() -> None:
         "eml",
         "epub",
     }
-    assert all(isinstance(extractors.create(n), Extractor) for n in ("txt", "pdf", "csv"))
+    assert all(isinstance(extractors.factory(n)(), Extractor) for n in ("txt", "pdf", "csv"))
 
     class Shouting:
+        suffixes = (".txt",)
+
+        @staticmethod
+        def accepts(head: bytes) -> bool:
+            return True
+
         def extract(self, source: Path | bytes, *, name: str) -> list[Document]:
             return [Document(text="LOUD", metadata={"source": name})]
 
@@ -119,6 +125,29 @@ def test_registry_holds_every_format_and_accepts_replacements() -> None:
         assert extract(b"quiet", "a.txt")[0].text == "LOUD"
     finally:
         extractors.add("txt", original)
+
+
+def test_a_registered_format_is_chosen_by_its_suffix_when_its_content_check_accepts() -> None:
+    class Restructured:
+        """Reads ``.rst`` files whose first line is not blank."""
+
+        suffixes = (".rst", ".rest")
+
+        @staticmethod
+        def accepts(head: bytes) -> bool:
+            return not head.startswith(b"\n")
+
+        def extract(self, source: Path | bytes, *, name: str) -> list[Document]:
+            return [Document(text="rst", metadata={"source": name})]
+
+    extractors.add("rst", Restructured)
+    try:
+        assert extract(b"Title\n=====\n", "guide.rst")[0].text == "rst"
+        assert extract(b"Title\n=====\n", "GUIDE.REST")[0].text == "rst"
+        # refused by its check: the text reader reads it
+        assert extract(b"\nplain words", "guide.rst")[0].text.strip() == "plain words"
+    finally:
+        extractors._factories.pop("rst")
 
 
 def test_importing_the_package_loads_no_parser() -> None:

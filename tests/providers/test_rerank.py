@@ -355,7 +355,7 @@ def test_retrieval_service_reranks_with_an_http_model(server: RerankServer) -> N
 @pytest.mark.parametrize(
     ("spec", "options", "message"),
     [
-        ("bge-reranker:/models/x", None, "unknown rerank 'bge-reranker'; known: cross-encoder, http"),
+        ("bge-reranker:/models/x", None, "unknown rerank 'bge-reranker'; installed: cross-encoder, http"),
         (":x", None, "empty rerank model kind"),
         ("http:", {"base_url": "http://127.0.0.1:1"}, "needs a model name"),
         ("http:m", None, "needs the option base_url"),

@@ -51,8 +51,8 @@ def test_empty_separator_is_refused(length: TiktokenLength) -> None:
 
 
 def test_registry(length: TiktokenLength) -> None:
-    splitter = splitters.create(
-        "fixed_separator", separator="\\n", max_tokens=50, chunk_overlap=0, length=length
+    splitter = splitters.factory("fixed_separator")(
+        separator="\\n", max_tokens=50, chunk_overlap=0, length=length
     )
     assert isinstance(splitter, FixedSeparatorSplitter)
     assert [c.content for c in splitter.split([Document("a\nb")])] == ["a", "b"]

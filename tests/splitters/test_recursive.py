@@ -239,5 +239,5 @@ def test_invalid_sizes(max_tokens: int, overlap: int, length: TiktokenLength) ->
 
 def test_registry(length: TiktokenLength) -> None:
     assert {"recursive", "fixed_separator"} <= set(splitters.names())
-    splitter = splitters.create("recursive", max_tokens=64, chunk_overlap=8, length=length)
+    splitter = splitters.factory("recursive")(max_tokens=64, chunk_overlap=8, separator="\n\n", length=length)
     assert isinstance(splitter, RecursiveSplitter) and splitter.max_tokens == 64

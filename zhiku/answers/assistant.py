@@ -11,12 +11,11 @@ import dataclasses
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from zhiku.answers.agent import AgentLoop, AgentRun, AgentStep
+from zhiku.answers.answerers import AUTO, Answerer, AnswerInput, answerers
 from zhiku.answers.citations import finish
 from zhiku.answers.config import AnswerConfig
-from zhiku.answers.generation import LlmAnswerer
 from zhiku.answers.memory import ConversationStore, Turn
 from zhiku.answers.prompts import (
     GENERAL_ANSWER,
@@ -30,6 +29,7 @@ from zhiku.answers.understanding import QueryUnderstanding, SectionChoice
 from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import Hit
 from zhiku.core.errors import ConfigError
+from zhiku.core.plugin_context import PluginContext
 from zhiku.providers.llm import ChatModel
 from zhiku.text.language import Language, language_of
 
@@ -37,14 +37,6 @@ from zhiku.text.language import Language, language_of
 Retrieve = Callable[[QueryPlan, Sequence[str] | None], list[Hit]]
 #: The described sections of the datasets asked (None: all), for understanding to choose from.
 DescribeSections = Callable[[Sequence[str] | None], list[SectionChoice]]
-
-
-class SentenceAnswerer(Protocol):
-    """An answerer that needs no model (the extractive one)."""
-
-    name: str
-
-    def answer(self, question: str, sources: Sequence[Source]) -> tuple[str, list[Citation]]: ...
 
 
 @dataclass(frozen=True)
@@ -67,16 +59,20 @@ class Assistant:
         understanding: QueryUnderstanding,
         conversations: ConversationStore,
         chat_model: Callable[[], ChatModel | None],
-        extractive: SentenceAnswerer,
+        context: PluginContext,
         count_tokens: Callable[[str], int],
         describe_sections: DescribeSections = lambda datasets: [],
     ) -> None:
+        """``chat_model``: the chat model, None when none is configured (``auto`` answers
+        without); ``context``: what answerers are made from (``answerers`` registry);
+        ``describe_sections``: the described sections understanding may choose among."""
         self._describe_sections = describe_sections
         self._retrieve = retrieve
         self._understanding = understanding
         self._conversations = conversations
         self._chat_model = chat_model
-        self._extractive = extractive
+        self._context = context
+        self._answerers: dict[str, Answerer] = {}
         self._count_tokens = count_tokens
 
     def ask(self, request: AskRequest, config: AnswerConfig) -> Answer:
@@ -91,25 +87,24 @@ class Assistant:
         raised before the first event."""
         started = time.perf_counter()
         timings: dict[str, float] = {}
-        chat = self._chooser(config)
+        answerer = self._agent_model(config) if config.mode == "agent" else self._answerer(config)
         history: list[Turn] = list(request.history or [])
         if request.conversation_id is not None:
             self._conversations.get(request.conversation_id, user=request.user or None, owner=request.owner)
             history = self._conversations.history(request.conversation_id, max_tokens=config.history_tokens)
-        return self._run(request, config, chat, history, started, timings)
+        return self._run(request, config, answerer, history, started, timings)
 
     def _run(
         self,
         request: AskRequest,
         config: AnswerConfig,
-        chat: ChatModel | None,
+        answerer: tuple[str, Answerer] | ChatModel,
         history: list[Turn],
         started: float,
         timings: dict[str, float],
     ) -> Iterator[AnswerEvent]:
-        if config.mode == "agent":
-            assert chat is not None  # _chooser refuses agent mode without a chat model
-            yield from self._agent(request, config, chat, history, started)
+        if isinstance(answerer, ChatModel):  # agent mode
+            yield from self._agent(request, config, answerer, history, started)
             return
         mark = time.perf_counter()
         understands = config.condense and self._chat_model() is not None
@@ -133,10 +128,11 @@ class Assistant:
         yield AnswerEvent("sources", sources=tuple(sources))
 
         mark = time.perf_counter()
-        answerer = "llm" if chat is not None else self._extractive.name
+        name, writer = answerer
+        chat = self._chat_model() if plan.action == "chat" else None
         no_answer, grounded = False, True
         citations: list[Citation]
-        if plan.action == "chat" and chat is not None:
+        if chat is not None:  # the chat action, with a model to answer alone
             grounded, citations = False, []
             pieces: list[str] = []
             for delta in self._general_answer(chat, request.question, history, language, config):
@@ -149,26 +145,27 @@ class Assistant:
         elif not sources:
             text, citations, no_answer = NOTHING_FOUND[language], [], True
             yield AnswerEvent("delta", delta=text)
-        elif chat is not None:
-            written: list[str] = []
-            for delta in LlmAnswerer(chat).stream(
-                request.question if not plan.condensed else plan.search_query,
-                sources,
-                history,
-                language,
+        else:
+            given = AnswerInput(
+                # a follow-up folded offline into the questions before it is no standalone question:
+                # the answer is for the question as asked (the folded text is what was searched)
+                question=plan.search_query if plan.condensed and not plan.folded else request.question,
+                search_query=plan.search_query,
+                sources=sources,
+                history=history,
+                language=language,
                 max_tokens=config.max_answer_tokens,
-            ):
+                repair_citations=config.repair_citations,
+            )
+            written: list[str] = []
+            for delta in writer.stream(given):
                 checkpoint()
                 written.append(delta)
                 yield AnswerEvent("delta", delta=delta)
-            text, citations = finish("".join(written), sources, repair_uncited=config.repair_citations)
-        else:
-            # sources found with the earlier questions folded in; the quote answers this question
-            quoted = request.question if plan.folded else plan.search_query
-            text, citations = self._extractive.answer(quoted, sources)
+            text, citations = writer.finish("".join(written), given)
             if not text:
                 text, no_answer = NOTHING_FOUND[language], True
-            yield AnswerEvent("delta", delta=text)
+                yield AnswerEvent("delta", delta=text)
         timings["answer"] = _ms(mark)
 
         answer = Answer(
@@ -176,7 +173,7 @@ class Assistant:
             citations=citations,
             sources=sources,
             plan=plan,
-            answerer=answerer,
+            answerer=name,
             no_answer=no_answer,
             grounded=grounded,
             usage={"answer_tokens": self._count_tokens(text)},
@@ -246,21 +243,27 @@ class Assistant:
         answer.timings_ms = {"total": _ms(started)}
         yield AnswerEvent("answer", answer=answer)
 
-    def _chooser(self, config: AnswerConfig) -> ChatModel | None:
-        if config.mode == "agent":
-            agent = self._chat_model() if config.answerer != "extractive" else None
-            if agent is None:
-                raise ConfigError(
-                    "agent mode needs a chat model (ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL) "
-                    "and an answerer other than 'extractive'"
-                )
-            return agent
-        if config.answerer == "extractive":
-            return None
-        chat = self._chat_model()
-        if chat is None and config.answerer == "llm":
-            raise ConfigError("answerer 'llm' needs a chat model (ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL)")
+    def _agent_model(self, config: AnswerConfig) -> ChatModel:
+        """Agent mode's chat model; ConfigError when none is configured or the extractive
+        answerer is asked for (agent mode is the chat model's)."""
+        chat = self._chat_model() if config.answerer in (AUTO, "llm") else None
+        if chat is None:
+            raise ConfigError(
+                "agent mode needs a chat model (ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL) "
+                "and the answerer 'auto' or 'llm'"
+            )
         return chat
+
+    def _answerer(self, config: AnswerConfig) -> tuple[str, Answerer]:
+        """The answerer ``config`` names (``auto``: ``llm`` with a chat model, else ``extractive``),
+        made once; ConfigError when it is not installed or cannot be made."""
+        name = config.answerer
+        if name == AUTO:
+            name = "llm" if self._chat_model() is not None else "extractive"
+        made = self._answerers.get(name)
+        if made is None:
+            made = self._answerers.setdefault(name, answerers.factory(name)(self._context))
+        return name, made
 
     def _general_answer(
         self,

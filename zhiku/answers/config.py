@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from zhiku.answers.answerers import answerer_names
 from zhiku.core.sections import SectionPath
 
-#: ``auto`` uses the chat model when one is configured and the extractive answerer otherwise.
-AnswererName = Literal["auto", "extractive", "llm"]
 #: ``pipeline``: understand, search once, answer. ``agent``: the chat model searches as it sees fit.
 AnswerMode = Literal["pipeline", "agent"]
 
@@ -40,7 +39,9 @@ class Intent(BaseModel):
 class AnswerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    answerer: AnswererName = "auto"
+    #: an answerer of the ``answerers`` registry (``llm``, ``extractive`` or an installed one), or
+    #: ``auto``: the chat model when one is configured and the extractive answerer otherwise
+    answerer: str = Field("auto", min_length=1, max_length=64)
     mode: AnswerMode = "pipeline"
     #: Agent mode: at most this many searches (a bad or repeated call counts), then an answer.
     max_steps: int = Field(4, ge=1, le=10)
@@ -65,3 +66,11 @@ class AnswerConfig(BaseModel):
     max_answer_tokens: int = Field(1024, ge=16, le=16_000)
     #: Credit an uncited answer sentence to the source it was clearly taken from.
     repair_citations: bool = True
+
+    @field_validator("answerer")
+    @classmethod
+    def _installed(cls, value: str) -> str:
+        known = answerer_names()
+        if value not in known:
+            raise ValueError(f"unknown answerer {value[:80]!r}; installed: {', '.join(known)}")
+        return value

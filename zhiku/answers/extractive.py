@@ -57,6 +57,8 @@ MIN_STANDALONE_CHARS = 24
 #: The least a best sentence must score (its share of the question covered, times the rank prior)
 #: to be quoted as an answer.
 MIN_EVIDENCE = 0.25
+#: The share of its weight a word of the context (not of the question itself) counts with.
+CONTEXT_WEIGHT = 0.3
 #: A source this relevant (retrieval relevance) is quoted from its opening when no sentence covers
 #: the question well: it matched by meaning, which word overlap cannot see.
 LEAD_RELEVANCE = 0.5
@@ -164,12 +166,18 @@ class ExtractiveAnswerer:
     def __init__(self, tokenizer: Tokenizer | None = None) -> None:
         self._tokenizer = tokenizer or Tokenizer()
 
-    def answer(self, question: str, sources: Sequence[Source]) -> tuple[str, list[Citation]]:
+    def answer(
+        self, question: str, sources: Sequence[Source], *, context: str = ""
+    ) -> tuple[str, list[Citation]]:
         """The answer text with one ``[n]`` per quoted span, and its citations; ``("", [])``
-        when there are no sources."""
+        when there are no sources. ``context``'s words (earlier questions a follow-up leans on)
+        count too, at :data:`CONTEXT_WEIGHT` of their weight: they name what the question is
+        about, not what it asks."""
         if not sources:
             return "", []
         words = self._weighted_words(question)
+        for word, weight in self._weighted_words(context).items():
+            words.setdefault(word, CONTEXT_WEIGHT * weight)
         bigrams = _bigrams(question)
         asked = _asked(question)
         folded = _fold(question)

@@ -87,13 +87,14 @@ def pipeline_spec(
         field, why = problem
         raise ValueError(f"{given[field]}: {why}")
     if DOC_FORM_IN.get(spec.doc_form, spec.doc_form) not in plugin_names(index_processors):
-        raise ValueError(f"doc_form {spec.doc_form!r} is not supported; known: {', '.join(doc_forms())}")
+        raise ValueError(f"doc_form {spec.doc_form!r} is not supported; installed: {', '.join(doc_forms())}")
     known = plugin_names(cleaners)
     unknown = [name for name in spec.cleaners if name not in known]
     if unknown:
-        raise ValueError(f"unknown pre-processing rule(s) {unknown}; known: {', '.join(known)}")
-    if spec.splitter not in plugin_names(splitters):
-        raise ValueError(f"unknown splitter {spec.splitter!r}; known: {', '.join(plugin_names(splitters))}")
+        raise ValueError(f"unknown pre-processing rule(s) {unknown}; installed: {', '.join(known)}")
+    installed = plugin_names(splitters)
+    if spec.splitter not in installed:
+        raise ValueError(f"unknown splitter {spec.splitter!r}; installed: {', '.join(installed)}")
     return spec.model_copy(update={"doc_form": DOC_FORM_IN.get(spec.doc_form, spec.doc_form)})
 
 

@@ -40,7 +40,7 @@ def from_dify(data: dict[str, Any], base: RetrievalConfig | None = None) -> Retr
         reranking["mode"] = "reranking_model"
         model = data.get("reranking_model") or {}
         reranking["model"] = model.get("reranking_model_name") or reranking.get("model")
-    elif mode in ("adaptive", "weighted_score", "rrf"):
+    elif mode is not None and mode != "reranking_model":  # a fusion's name, checked at the API
         reranking["mode"] = mode
     weights = data.get("weights") or {}
     if weights:

@@ -8,32 +8,22 @@ here as well turns an unknown name into a 400 naming the allowed values, before 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Collection
-from importlib.metadata import entry_points
 from typing import Any
 
-from zhiku.core.registry import ENTRY_POINT_GROUP, Registry
-
-
-@functools.cache
-def _installed(kind: str) -> frozenset[str]:
-    """Entry-point plugins of ``kind`` (read once: installing a package needs a restart anyway)."""
-    prefix = f"{kind}."
-    return frozenset(
-        ep.name[len(prefix) :] for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name.startswith(prefix)
-    )
+from zhiku.core.registry import Registry
 
 
 def plugin_names(registry: Registry[Any]) -> list[str]:
-    return sorted({*registry.names(), *_installed(registry.kind)})
+    """The names ``registry`` resolves now (a package installed while serving included)."""
+    return registry.available()
 
 
 def require_plugin(registry: Registry[Any], name: str, what: str) -> str:
-    """``name`` if it is a known plugin; ValueError naming the known ones otherwise."""
+    """``name`` if it is an installed plugin; ValueError naming the installed ones otherwise."""
     known = plugin_names(registry)
     if name not in known:
-        raise ValueError(f"unknown {what} {name!r}; known: {', '.join(known)}")
+        raise ValueError(f"unknown {what} {name!r}; installed: {', '.join(known)}")
     return name
 
 

@@ -17,7 +17,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    JsonValue,
     ValidationError,
     ValidationInfo,
     WithJsonSchema,
@@ -31,9 +30,11 @@ from zhiku.cleaners.registry import cleaners
 from zhiku.core.config import Settings
 from zhiku.core.metadata import MetadataFilter
 from zhiku.core.retrieval_config import RetrievalConfig, SearchMethod
+from zhiku.fusion.registry import fusion_modes
 from zhiku.knowledge_base.document_intake import OnDuplicate
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.providers.embedding import embedding_models
+from zhiku.retrieval.merges import merges
 from zhiku.retrieval.routers import router_names
 
 #: Marks a reference to a components schema by model name: pydantic refuses ``$ref`` values it did
@@ -172,9 +173,26 @@ def _check_retrieval(value: dict[str, Any] | None, info: ValidationInfo) -> dict
         config = parse_retrieval(value)
     except ValidationError as exc:
         raise _first_error(exc) from None
+    if config.reranking.mode not in fusion_modes():
+        known = ", ".join(fusion_modes())
+        raise ValueError(f"reranking.mode: unknown fusion {config.reranking.mode[:80]!r}; installed: {known}")
     choices = Choices.of(info)
     if config.reranking.model is not None and config.reranking.model != choices.rerank_default:
         require_choice(config.reranking.model, choices.rerank_models, "rerank model", "rerank_models")
+    return value
+
+
+def _check_router(value: str) -> str:
+    known = router_names()
+    if value not in known:
+        raise ValueError(f"unknown router {value[:80]!r}; installed: {', '.join(known)}")
+    return value
+
+
+def _check_merge(value: str) -> str:
+    known = merges.available()
+    if value not in known:
+        raise ValueError(f"unknown merge {value[:80]!r}; installed: {', '.join(known)}")
     return value
 
 
@@ -416,14 +434,18 @@ class CrossRetrieveBody(ApiModel):
         description="dataset ids or names (duplicates count once); default: every dataset allowed",
     )
     routing: Literal["single", "multiple"] = "multiple"
-    router: str = Field(
+    router: Annotated[str, AfterValidator(_check_router)] = Field(
         "embedding",
-        description="single routing: embedding, function_call or react",
-        json_schema_extra={"enum": list[JsonValue](router_names())},
+        description="single routing: embedding, function_call, react or an installed router",
+        json_schema_extra=_enum(router_names),
     )
     top_k: int | None = Field(None, ge=1, le=100)
     score_threshold: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False)
-    merge: Literal["relevance", "weighted", "reranking_model", "rrf"] = "relevance"
+    merge: Annotated[str, AfterValidator(_check_merge)] = Field(
+        "relevance",
+        description="multiple routing: relevance, weighted, reranking_model, rrf or an installed merge",
+        json_schema_extra=_enum(merges.available),
+    )
 
 
 class ErrorBody(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 from zhiku.cleaners.base import Cleaner
@@ -11,7 +12,10 @@ from zhiku.cleaners.unstructured_rules import REFUSED_RULES, UNSTRUCTURED_RULES,
 from zhiku.core.errors import ConfigError
 from zhiku.core.registry import Registry
 
-cleaners: Registry[Cleaner] = Registry("cleaners")
+#: The contract of the ``cleaners`` registry: a cleaner takes no options (a rule is its name).
+CleanerFactory = Callable[[], Cleaner]
+
+cleaners: Registry[CleanerFactory] = Registry("cleaners")
 cleaners.add("default", DefaultCleaner)
 cleaners.add("remove_extra_spaces", RemoveExtraSpaces)
 cleaners.add("remove_urls_emails", RemoveUrlsEmails)
@@ -28,8 +32,7 @@ def build_cleaners(names: list[str]) -> list[Cleaner]:
     built = []
     for name in names:
         if name in REFUSED_RULES:
-            raise ConfigError(
-                f"cleaner {name!r} is refused: {REFUSED_RULES[name]}; known: {', '.join(cleaners.names())}"
-            )
-        built.append(cleaners.create(name))
+            installed = ", ".join(cleaners.available())
+            raise ConfigError(f"cleaner {name!r} is refused: {REFUSED_RULES[name]}; installed: {installed}")
+        built.append(cleaners.factory(name)())
     return built

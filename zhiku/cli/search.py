@@ -33,9 +33,11 @@ from zhiku.core.documents import Hit
     help="Only this section (a heading path, 'Guide > Install') and those under it (one dataset only).",
 )
 @click.option("--routing", type=click.Choice(["single", "multiple"]), default="multiple")
-@click.option("--router", type=click.Choice(["embedding", "function_call", "react"]), default="embedding")
 @click.option(
-    "--merge", type=click.Choice(["relevance", "weighted", "reranking_model", "rrf"]), default="relevance"
+    "--router", default="embedding", help="embedding, function_call, react or an installed router."
+)
+@click.option(
+    "--merge", default="relevance", help="relevance, weighted, reranking_model, rrf or an installed merge."
 )
 @json_option
 @click.pass_context
@@ -87,7 +89,7 @@ def search(
                 routing=routing,  # type: ignore[arg-type]
                 router=router,
                 top_k=top_k,
-                merge=merge,  # type: ignore[arg-type]
+                merge=merge,
             )
             hits = result.hits
             if not as_json:

@@ -19,13 +19,13 @@ from zhiku.cleaners.registry import cleaners
 from zhiku.core.errors import InvalidInput
 from zhiku.core.metadata import OPERATORS, MetadataField, MetadataFilter, check_filter, coerce_value
 from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.fusion.registry import fusion_modes
 from zhiku.index_processors import index_processors
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.splitters import splitters
 
 SEARCH_METHODS = ("hybrid_search", "semantic_search", "full_text_search", "keyword_search")
 CHANNELS = ("semantic", "full_text", "keyword")
-FUSION_MODES = ("adaptive", "weighted_score", "rrf", "reranking_model", "none")
 #: Metadata conditions a hit-testing form may carry.
 MAX_FILTER_ROWS = 5
 MAX_SEGMENT_CHARS = 100_000
@@ -116,7 +116,7 @@ def retrieval(form: Form, base: RetrievalConfig) -> RetrievalConfig:
     methods = choices(form, "hybrid_methods", CHANNELS) or list(base.hybrid_methods)
     weights = {channel: number(form, f"weight_{channel}", low=0.0, high=1.0) for channel in CHANNELS}
     threshold = number(form, "score_threshold", low=0.0, high=1.0)
-    reranking: dict[str, Any] = {"mode": choice(form, "fusion", FUSION_MODES, base.reranking.mode)}
+    reranking: dict[str, Any] = {"mode": choice(form, "fusion", fusion_modes(), base.reranking.mode)}
     reranking["weights"] = {
         **base.reranking.weights,
         **{channel: value for channel, value in weights.items() if value is not None},

@@ -47,8 +47,11 @@ class Settings(BaseModel):
 
     home: Path = Field(default_factory=default_home)
     database_url: str | None = None
-    vector_backend: Literal["edge", "qdrant"] = "edge"
-    fulltext_backend: Literal["edge", "qdrant", "memory"] = "edge"
+    #: backend names of the ``vector`` and ``fulltext`` store registries (``zhiku plugins`` lists
+    #: the installed ones): ``edge`` (embedded; the Qdrant server when ``qdrant_url`` is set),
+    #: ``qdrant`` (qdrant-client), ``memory`` (BM25 only, rank_bm25, not persisted)
+    vector_backend: str = "edge"
+    fulltext_backend: str = "edge"
     qdrant_url: str | None = None
     # Qdrant server or cluster (qdrant-client), used when ``qdrant_url`` is set
     qdrant_api_key: Secret | None = None
@@ -166,8 +169,11 @@ class Settings(BaseModel):
     @property
     def embedded_stores(self) -> bool:
         """Whether the vector and BM25 stores are files under ``home`` that one process owns
-        (qdrant-edge, or qdrant-client's local mode): then workers elsewhere do not write them."""
-        return self.qdrant_url is None
+        (qdrant-edge, or qdrant-client's local mode): then workers elsewhere do not write them.
+        A store on a server (Qdrant by URL, PostgreSQL with pgvector) is shared by every process."""
+        if self.qdrant_url is not None:
+            return False
+        return not (self.vector_backend == "pgvector" and self.fulltext_backend == "pgvector")
 
     @property
     def uploads_path(self) -> Path:

@@ -1,9 +1,12 @@
 """Named plugin registries: built-ins by name, third parties by entry point.
 
 One :class:`Registry` per plug point (``extractors``, ``vector``, ``fulltext``, ``embedding``,
-``cleaners``, ``splitters``, ``index_processors``, ...; :data:`zhiku.plugins.REGISTRIES` lists
-them all). A factory registered under a name is called lazily, so heavy imports happen only when
-that plugin is used.
+``fusion``, ``answerers``, ...; :data:`zhiku.plugins.REGISTRIES` lists them all), typed by the
+factory contract of that plug point (a ``Protocol`` beside the registry). A factory registered
+under a name is called lazily, so heavy imports happen only when that plugin is used.
+
+Entry points are read by one policy, :func:`plugin_entry_points`: cached, and read again when
+a package is installed or removed while the process runs.
 """
 
 from __future__ import annotations
@@ -11,13 +14,12 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable
 from importlib.metadata import EntryPoints, entry_points
 from typing import Generic, TypeVar
 
 from zhiku.core.errors import ConfigError
 
-T = TypeVar("T")
+F = TypeVar("F")
 
 ENTRY_POINT_GROUP = "zhiku.plugins"
 
@@ -51,24 +53,19 @@ def _mtime_ns(path: str) -> int:
 plugin_entry_points = _EntryPointCache().get
 
 
-class Registry(Generic[T]):
-    """Maps names to factories for one plug point."""
+class Registry(Generic[F]):
+    """Maps names to factories ``F`` for one plug point (``F`` is its factory contract)."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self._factories: dict[str, Callable[..., T]] = {}
-        self._loaded: dict[str, Callable[..., T]] = {}  # entry point value -> its loaded factory
+        self._factories: dict[str, F] = {}
+        self._loaded: dict[str, F] = {}  # entry point value -> its loaded factory
 
-    def register(self, name: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
-        """Decorator: ``@extractors.register("pdf")``."""
+    def register(self, name: str) -> _Adder[F]:
+        """Decorator: ``@vector_stores.register("edge")``."""
+        return _Adder(self, name)
 
-        def add(factory: Callable[..., T]) -> Callable[..., T]:
-            self._factories[name] = factory
-            return factory
-
-        return add
-
-    def add(self, name: str, factory: Callable[..., T]) -> None:
+    def add(self, name: str, factory: F) -> None:
         self._factories[name] = factory
 
     def names(self) -> list[str]:
@@ -79,18 +76,21 @@ class Registry(Generic[T]):
         """Names installed packages declare as entry points ``<kind>.<name>``, used or not."""
         prefix = f"{self.kind}."
         return sorted(
-            {
-                ep.name[len(prefix) :]
-                for ep in plugin_entry_points()
-                if ep.name.startswith(prefix)
-            }
+            {ep.name[len(prefix) :] for ep in plugin_entry_points() if ep.name.startswith(prefix)}
         )
 
     def available(self) -> list[str]:
         """Every name :meth:`factory` resolves: registered ones and installed entry points."""
         return sorted({*self._factories, *self.installed()})
 
-    def factory(self, name: str, *, prefer_installed: bool = False) -> Callable[..., T]:
+    def check(self, name: str, what: str | None = None) -> str:
+        """``name`` if :meth:`factory` resolves it; ConfigError listing the available names
+        otherwise (``what`` names the setting or field in the message)."""
+        if name not in self._factories and name not in self.installed():
+            raise self._unknown(name, what)
+        return name
+
+    def factory(self, name: str, *, prefer_installed: bool = False) -> F:
         """The factory for ``name``: a registered name or an installed entry point.
 
         Never an importable path: names come from stored settings and request bodies, and
@@ -106,17 +106,28 @@ class Registry(Generic[T]):
                 return found
         if name in self._factories:
             return self._factories[name]
-        raise ConfigError(f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}")
+        raise self._unknown(name, None)
 
-    def _entry_point(self, name: str) -> Callable[..., T] | None:
+    def _unknown(self, name: str, what: str | None) -> ConfigError:
+        label = what or self.kind
+        return ConfigError(f"unknown {label} {name[:80]!r}; installed: {', '.join(self.available())}")
+
+    def _entry_point(self, name: str) -> F | None:
         for ep in plugin_entry_points():
             if ep.name == f"{self.kind}.{name}":
-                factory: Callable[..., T] = self._loaded.get(ep.value) or ep.load()
+                factory: F = self._loaded.get(ep.value) or ep.load()
                 self._loaded[ep.value] = factory
-                if name not in self._factories:
-                    self._factories[name] = factory
                 return factory
         return None
 
-    def create(self, name: str, *, prefer_installed: bool = False, **options: object) -> T:
-        return self.factory(name, prefer_installed=prefer_installed)(**options)
+
+class _Adder(Generic[F]):
+    """What :meth:`Registry.register` returns: adds the decorated factory under its name."""
+
+    def __init__(self, registry: Registry[F], name: str) -> None:
+        self._registry = registry
+        self._name = name
+
+    def __call__(self, factory: F) -> F:
+        self._registry.add(self._name, factory)
+        return factory

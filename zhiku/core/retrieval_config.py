@@ -14,7 +14,6 @@ from zhiku.core.sections import SectionPath
 
 SearchMethod = Literal["semantic_search", "full_text_search", "keyword_search", "hybrid_search"]
 Channel = Literal["semantic", "full_text", "keyword"]
-FusionMode = Literal["adaptive", "weighted_score", "reranking_model", "rrf", "none"]
 #: What the channels match a query against (summary index): the segments only, or also the
 #: summaries written of them — a summary's hit returns its segment, never a result of its own.
 SearchIn = Literal["originals", "originals+summaries"]
@@ -45,12 +44,15 @@ class RerankingConfig(BaseModel):
 
     ``weights`` are per channel (missing channels weigh 0 in ``adaptive`` and ``weighted_score``;
     ``adaptive`` scales them per query by how peaked each channel's list is); ``rrf_k`` is the RRF
-    constant; ``model`` names a rerank model for ``reranking_model``.
+    constant; ``model`` names a rerank model for ``reranking_model``. ``mode`` names a fusion of
+    the ``fusion`` registry (:mod:`zhiku.fusion.registry`: ``adaptive``, ``weighted_score``,
+    ``rrf``, ``none`` and any installed) or ``reranking_model``; it is checked where a config is
+    accepted and at search.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    mode: FusionMode = "adaptive"
+    mode: str = Field("adaptive", min_length=1, max_length=64)
     weights: dict[Channel, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     rrf_k: int = Field(60, ge=1)
     model: str | None = None

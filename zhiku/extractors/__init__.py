@@ -1,6 +1,6 @@
 """Extractors: turn files into :class:`~zhiku.core.documents.Document` values.
 
-``extract(source, name)`` picks the reader by content and suffix (:mod:`.sniff`) and runs it.
+``extract(source, name)`` picks the reader by suffix and content (:mod:`.dispatch`) and runs it.
 One module per format: :mod:`.txt`, :mod:`.markdown`, :mod:`.html`, :mod:`.pdf`, :mod:`.docx`,
 :mod:`.spreadsheet` (CSV/TSV, XLSX, XLS), :mod:`.epub`, :mod:`.unstructured_formats` (PPTX, EML).
 Parser libraries are imported only when a file of their format is read.

@@ -1,7 +1,7 @@
-"""Which format a file is, from its name and its first bytes.
+"""Which built-in format a file is, from the format its suffix names and its first bytes.
 
-Content wins over the suffix wherever the content is unambiguous: a PDF named ``.txt`` is read as
-PDF and a text file named ``.pdf`` as text. The suffix decides among text formats (Markdown,
+Content wins over the suffix wherever the content is unambiguous: a PDF named ``.txt`` is read
+as PDF and a text file named ``.pdf`` as text. The suffix decides among text formats (Markdown,
 CSV, HTML and plain text all look like text) and where the content says nothing (a corrupt
 ``.docx`` is still given to the DOCX reader, which reports what is wrong with it).
 """
@@ -12,31 +12,8 @@ import io
 import re
 import struct
 import zipfile
-from pathlib import PurePath
 
 from zhiku.extractors.encoding import looks_like_text
-
-#: Suffix -> format name (the name an extractor is registered under).
-SUFFIXES: dict[str, str] = {
-    ".txt": "txt",
-    ".text": "txt",
-    ".log": "txt",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".html": "html",
-    ".htm": "html",
-    ".xhtml": "html",
-    ".pdf": "pdf",
-    ".docx": "docx",
-    ".csv": "csv",
-    ".tsv": "csv",
-    ".xlsx": "xlsx",
-    ".xlsm": "xlsx",
-    ".xls": "xls",
-    ".pptx": "pptx",
-    ".eml": "eml",
-    ".epub": "epub",
-}
 
 TEXT_FORMATS = frozenset({"txt", "markdown", "html", "csv", "eml"})
 
@@ -51,10 +28,6 @@ _MAIL_HEADER = re.compile(
 )
 #: Zip member prefixes of the Office Open XML formats.
 _OOXML_PARTS = (("word/", "docx"), ("ppt/", "pptx"), ("xl/", "xlsx"))
-
-
-def suffix_format(name: str) -> str | None:
-    return SUFFIXES.get(PurePath(name).suffix.lower())
 
 
 def content_format(head: bytes) -> str | None:
@@ -82,9 +55,9 @@ def content_format(head: bytes) -> str | None:
     return "text"
 
 
-def detect_format(name: str, head: bytes) -> str | None:
-    """The format to read a file as, or None when no extractor can (see the module docstring)."""
-    by_suffix = suffix_format(name)
+def detect_format(by_suffix: str | None, head: bytes) -> str | None:
+    """The built-in format to read a file as, or None when none can (see the module docstring);
+    ``by_suffix`` is the format the file's suffix names (each extractor declares its suffixes)."""
     if by_suffix == "pdf" and b"%PDF-" in head[:1024]:
         return "pdf"  # readers accept a PDF header after some junk; trust that only with the suffix
     by_content = content_format(head)

@@ -9,8 +9,10 @@ from zhiku.answers.assistant import Assistant, DescribeSections
 from zhiku.answers.memory import ConversationStore
 from zhiku.answers.types import QueryPlan
 from zhiku.answers.understanding import QueryUnderstanding
+from zhiku.core.config import Settings
 from zhiku.core.documents import Hit
 from zhiku.core.errors import ConfigError
+from zhiku.core.plugin_context import PluginContext
 from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel
 from zhiku.retrieval.types import RetrievalResult
@@ -36,9 +38,8 @@ def build_assistant(
     chat_model: Callable[[], ChatModel],
     conversations: ConversationStore,
     describe_sections: DescribeSections,
+    settings: Settings,
 ) -> Assistant:
-    from zhiku.answers.extractive import ExtractiveAnswerer
-
     def search(plan: QueryPlan, datasets: Sequence[str] | None) -> list[Hit]:
         semantic = plan.semantic_query if plan.hyde else None
         if plan.section is not None or not plan.sections:
@@ -54,7 +55,7 @@ def build_assistant(
         understanding=QueryUnderstanding(embedding, chat),
         conversations=conversations,
         chat_model=chat,
-        extractive=ExtractiveAnswerer(),
+        context=PluginContext(settings, chat=chat_model),
         count_tokens=token_counter(),
     )
 

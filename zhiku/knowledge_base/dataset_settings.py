@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from zhiku.core.db import DatasetRow
 from zhiku.core.errors import AlreadyExists, ConfigError, InvalidInput, NotFound
 from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.fusion.registry import check_fusion_mode
 from zhiku.knowledge_base import llm_options
 from zhiku.knowledge_base.context import DatasetContext
 from zhiku.knowledge_base.indexing.pipeline import Pipeline, PipelineSpec
@@ -22,11 +23,12 @@ from zhiku.providers.llm import ChatModel
 
 
 def as_retrieval_config(value: RetrievalConfig | dict[str, Any] | None) -> RetrievalConfig:
+    """A retrieval config whose fusion is installed (ConfigError listing the installed ones)."""
     if value is None:
         return RetrievalConfig()
-    if isinstance(value, RetrievalConfig):
-        return value
-    return RetrievalConfig.from_dict(value)
+    config = value if isinstance(value, RetrievalConfig) else RetrievalConfig.from_dict(value)
+    check_fusion_mode(config.reranking.mode)
+    return config
 
 
 def as_process_rule(value: PipelineSpec | dict[str, Any] | None) -> PipelineSpec:
@@ -89,7 +91,7 @@ class DatasetSettings:
 
     def pipeline(self) -> Pipeline:
         """The pipeline built from this dataset's stored process rule."""
-        return self.process_rule.build(chat=self.chat_model, tokenizers=self._context.settings.tokenizers)
+        return self.process_rule.build(chat=self.chat_model, settings=self._context.settings)
 
     def chat_model(self) -> ChatModel:
         """The chat model this dataset's Q&A indexing uses (its ``llm`` options over the defaults)."""

@@ -30,9 +30,11 @@ from zhiku.core.db.models import DocumentJobRow, PreparedVersionRow
 from zhiku.core.document_status import IN_PROGRESS, DocumentStatus
 from zhiku.core.documents import Hit
 from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, StoreBusy
+from zhiku.core.plugin_context import PluginContext
 from zhiku.core.private import private_directory, private_file
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.core.secrets import SecretBox
+from zhiku.datasource.stores import check_backends
 from zhiku.knowledge_base import llm_options
 from zhiku.knowledge_base.answering import build_assistant, token_counter
 from zhiku.knowledge_base.catalog import DatasetSummary, dataset_row_named
@@ -49,7 +51,6 @@ from zhiku.knowledge_base.runtime.uploads import open_uploads
 from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel
 from zhiku.providers.rerank.base import RerankModel
-from zhiku.retrieval.multi_path import Merge
 from zhiku.retrieval.routing import RoutedRetrieval
 from zhiku.retrieval.types import RetrievalResult, Routing
 from zhiku.text.stemming import DEFAULT_STEMMER, STEMMERS
@@ -66,6 +67,7 @@ class KnowledgeBase:
         """``worker=True``: a Celery worker's knowledge base — it never takes the data directory's
         owner lock (a worker started first must not keep ``zhiku serve`` from owning the stores),
         so it opens the stores only on a Qdrant server and recovers nothing."""
+        check_backends(settings)  # an unknown store backend fails here, not at the first dataset
         self.settings = settings
         private_directory(settings.home)
         if settings.database_url is None:  # the embedded SQLite file, made private before SQLite opens it
@@ -240,7 +242,7 @@ class KnowledgeBase:
         router: str = "embedding",
         top_k: int | None = None,
         score_threshold: float | None = None,
-        merge: Merge = "relevance",
+        merge: str = "relevance",
         semantic_query: str | None = None,
         section: str | None = None,
     ) -> RetrievalResult:
@@ -249,8 +251,9 @@ class KnowledgeBase:
 
         ``routing="single"``: ``router`` (``embedding``, offline; ``function_call`` or ``react``,
         through the configured chat model) picks one dataset, searched with its own config.
-        ``routing="multiple"``: all are searched in threads and merged (``relevance``, ``weighted``,
-        ``reranking_model`` or ``rrf``; see :mod:`zhiku.retrieval.multi_path`).
+        ``routing="multiple"``: all are searched in threads and merged by the merge ``merge`` names
+        (``relevance``, ``weighted``, ``reranking_model``, ``rrf`` or an installed one; see
+        :mod:`zhiku.retrieval.merges`).
         """
         if datasets is None:
             targets = self.datasets()
@@ -349,6 +352,7 @@ class KnowledgeBase:
                     chat_model=self.chat_model,
                     conversations=self._conversations,
                     describe_sections=self._described_sections,
+                    settings=self.settings,
                 )
             return self._assistant
 
@@ -404,7 +408,7 @@ class KnowledgeBase:
                 self._retrieval = RoutedRetrieval(
                     DatabaseProfiles(self._sessions),
                     embedding,
-                    chat_model=self.chat_model,
+                    context=PluginContext(self.settings, chat=self.chat_model),
                     rerank_model=self.rerank_model,
                     max_threads=self.settings.search_threads,
                 )

@@ -49,7 +49,7 @@ from zhiku.core.errors import ConfigError, StoreError, ZhikuError
 from zhiku.core.retrieval_config import Channel, RetrievalConfig
 from zhiku.core.scope import DocumentScope
 from zhiku.fusion.fusion import cut, rerank_with_model
-from zhiku.fusion.modes import fuse
+from zhiku.fusion.registry import RERANKING_MODEL, check_fusion_mode, fuse
 from zhiku.fusion.reorder import reorder
 from zhiku.fusion.types import FusedHit
 from zhiku.providers.rerank.base import RerankModel
@@ -299,7 +299,7 @@ class DatasetSearch:
                 f"the retrieval config searches {', '.join(missing)} but this dataset has no such "
                 f"channel (available: {', '.join(self._channels) or 'none'})"
             )
-        if config.reranking.mode != "reranking_model":
+        if check_fusion_mode(config.reranking.mode) != RERANKING_MODEL:
             return
         wanted = config.reranking.model
         if model is None:
@@ -397,7 +397,7 @@ class DatasetSearch:
         model: RerankModel | None,
     ) -> list[FusedHit]:
         reranking, top_n = config.reranking, config.top_k
-        if reranking.mode == "reranking_model":
+        if reranking.mode == RERANKING_MODEL:
             assert model is not None  # guaranteed by _check
             return rerank_with_model(query, found, texts, model, top_n=top_n)
         return fuse(found, reranking, top_n)

@@ -17,6 +17,8 @@ rerank model's score when one re-scores them), so a ``score_threshold`` means th
   likely to hold the answer).
 
 Duplicates (the same content in two datasets) are kept once, the more relevant one.
+
+Each merge is registered by name in the ``merges`` registry (:mod:`zhiku.retrieval.merges`).
 """
 
 from __future__ import annotations
@@ -24,14 +26,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Literal
 
 from zhiku.core.documents import Hit, content_hash
-from zhiku.core.errors import ConfigError
 from zhiku.providers.rerank.base import RerankModel
 from zhiku.retrieval.relevance import rerank_relevance
-
-Merge = Literal["relevance", "weighted", "reranking_model", "rrf"]
 
 #: Softness of the dataset fit in ``weighted``: with e5-style cosines a dataset 0.05 below the
 #: best keeps exp(-0.05/0.03) = 19% of its weight. Chosen on the routing evaluation (README):
@@ -107,25 +105,6 @@ def merge_reranked(query: str, per_dataset: Mapping[str, Sequence[Hit]], model: 
         for hit, score in zip(candidates, scores, strict=True)
     ]
     return _ordered(rescored, lambda hit: hit.score)
-
-
-def merge(
-    query: str,
-    per_dataset: Mapping[str, Sequence[Hit]],
-    how: Merge,
-    *,
-    weights: Mapping[str, float] | None = None,
-    rerank_model: RerankModel | None = None,
-) -> list[Hit]:
-    if how == "reranking_model":
-        if rerank_model is None:
-            raise ConfigError("multi-path merge 'reranking_model' needs a rerank model (ZHIKU_RERANK_MODEL)")
-        return merge_reranked(query, per_dataset, rerank_model)
-    if how == "rrf":
-        return merge_rrf(per_dataset)
-    if how == "weighted":
-        return merge_weighted(per_dataset, weights or {})
-    return merge_by_relevance(per_dataset)
 
 
 def _rerank_text(hit: Hit) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 
 from zhiku.core.retrieval_config import RetrievalConfig
-from zhiku.fusion.modes import fuse
+from zhiku.fusion.registry import fuse
 from zhiku.fusion.types import FusedHit
 from zhiku.retrieval.channels import Ranked
 from zhiku.retrieval.evidence import EvidenceScale

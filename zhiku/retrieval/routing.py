@@ -9,13 +9,14 @@ from typing import Protocol
 
 from zhiku.core.documents import Hit
 from zhiku.core.errors import ConfigError, ZhikuError
+from zhiku.core.plugin_context import PluginContext
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.providers.embedding import CachedEmbedding
-from zhiku.providers.llm import ChatModel
 from zhiku.providers.rerank.base import RerankModel
-from zhiku.retrieval.multi_path import Merge, best_semantic_scores, dataset_weights, merge
+from zhiku.retrieval.merges import MergeInputs, merges
+from zhiku.retrieval.multi_path import best_semantic_scores, dataset_weights
 from zhiku.retrieval.profiles import ProfileCache, ProfileSource
-from zhiku.retrieval.routers import EMBEDDING_ROUTER, EmbeddingRouter, llm_routers
+from zhiku.retrieval.routers import EMBEDDING_ROUTER, EmbeddingRouter, routers
 from zhiku.retrieval.types import RetrievalResult, Router, Routing
 
 logger = logging.getLogger(__name__)
@@ -40,8 +41,9 @@ class SearchTarget(Protocol):
 class RoutedRetrieval:
     """Routes a query to one dataset, or searches many in threads and merges their hits.
 
-    ``chat_model`` and ``rerank_model`` are called only when an LLM router or a model merge is
-    asked for, so a knowledge base without them configured works fully offline.
+    ``context`` (its chat model) is given to the routers a query names, and ``rerank_model``
+    called only when a model merge is asked for, so a knowledge base without them configured
+    works fully offline.
     """
 
     def __init__(
@@ -49,13 +51,13 @@ class RoutedRetrieval:
         profiles: ProfileSource,
         embedding: CachedEmbedding,
         *,
-        chat_model: Callable[[], ChatModel],
+        context: PluginContext,
         rerank_model: Callable[[], RerankModel | None],
         max_threads: int = 8,
     ) -> None:
         self._profiles = ProfileCache(profiles)
         self._embedding_router = EmbeddingRouter(embedding)
-        self._chat_model = chat_model
+        self._context = context
         self._rerank_model = rerank_model
         self._pool = ThreadPoolExecutor(max_workers=max_threads, thread_name_prefix="zhiku-datasets")
 
@@ -63,11 +65,10 @@ class RoutedRetrieval:
         self._pool.shutdown(wait=True)
 
     def router(self, name: str) -> Router:
-        """The router registered as ``name`` (ConfigError naming the known ones otherwise)."""
+        """The router registered as ``name`` (ConfigError naming the installed ones otherwise)."""
         if name == EMBEDDING_ROUTER:
             return self._embedding_router
-        factory = llm_routers.factory(name)  # checked before the chat model is asked for
-        return factory(chat=self._chat_model(), fallback=self._embedding_router)
+        return routers.factory(name)(self._context, self._embedding_router)
 
     def retrieve(
         self,
@@ -78,7 +79,7 @@ class RoutedRetrieval:
         router: str = "embedding",
         top_k: int | None = None,
         score_threshold: float | None = None,
-        merge_by: Merge = "relevance",
+        merge_by: str = "relevance",
         semantic_query: str | None = None,
         section: str | None = None,
     ) -> RetrievalResult:
@@ -89,7 +90,8 @@ class RoutedRetrieval:
         ``score_threshold`` override it when given). ``multiple``: every dataset is searched with
         its own config in its own thread, the hits merged (see :mod:`zhiku.retrieval.multi_path`),
         each cut at ``score_threshold`` when given (else at its own), and ``top_k`` (default: the
-        largest of the datasets' own) cuts the merge. A hit's score is its relevance throughout."""
+        largest of the datasets' own) cuts the merge, ``merge_by`` names it (the ``merges``
+        registry). A hit's score is its relevance throughout."""
         if routing == "single":
             return self._single(query, targets, router, top_k, score_threshold, semantic_query, section)
         if routing == "multiple":
@@ -127,7 +129,7 @@ class RoutedRetrieval:
         targets: Sequence[SearchTarget],
         top_k: int | None,
         score_threshold: float | None,
-        merge_by: Merge,
+        merge_by: str,
         semantic_query: str | None,
         section: str | None,
     ) -> RetrievalResult:
@@ -136,9 +138,7 @@ class RoutedRetrieval:
             return RetrievalResult([], ids, "multiple")
         configs = {target.id: target.retrieval for target in targets}
         k = top_k or max(config.top_k for config in configs.values())
-        rerank_model = self._rerank_model() if merge_by == "reranking_model" else None
-        if merge_by == "reranking_model" and rerank_model is None:
-            raise ConfigError("multi-path merge 'reranking_model' needs a rerank model (ZHIKU_RERANK_MODEL)")
+        merge = merges.factory(merges.check(merge_by, "merge"))
         futures = {
             target.id: self._pool.submit(
                 target.search_with,
@@ -166,18 +166,23 @@ class RoutedRetrieval:
             for dataset_id, error in failed.items():
                 logger.warning("dataset %s failed in multi-path retrieval: %s", dataset_id, error)
             note = "not searched (failed): " + "; ".join(f"{d}: {e}" for d, e in failed.items())
-        weights = None
-        if merge_by == "weighted" and len(per_dataset) > 1:
+
+        def weights() -> dict[str, float]:
             models = {target.embedding_model for target in targets if target.id in per_dataset}
             fit = best_semantic_scores(per_dataset) if len(models) == 1 else None
             if fit is None:
                 profiles = self._profiles.profiles(list(per_dataset))
                 fit = self._embedding_router.scores(query, profiles)
-            weights = dataset_weights(fit)
-        hits = merge(query, per_dataset, merge_by, weights=weights, rerank_model=rerank_model)
-        if merge_by == "reranking_model":  # the model's scores replaced the datasets' relevance
-            threshold = score_threshold if score_threshold is not None else min(
-                (config.score_threshold or 0.0 for config in configs.values()), default=0.0
-            )
-            hits = [hit for hit in hits if hit.score >= threshold]
+            return dataset_weights(fit)
+
+        threshold = score_threshold if score_threshold is not None else min(
+            (config.score_threshold or 0.0 for config in configs.values()), default=0.0
+        )
+        hits = merge(per_dataset, MergeInputs(query, weights, self._rerank, threshold))
         return RetrievalResult(hits[:k], ids, "multiple", note=note)
+
+    def _rerank(self) -> RerankModel:
+        model = self._rerank_model()
+        if model is None:
+            raise ConfigError("multi-path merge 'reranking_model' needs a rerank model (ZHIKU_RERANK_MODEL)")
+        return model

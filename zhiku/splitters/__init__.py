@@ -1,10 +1,13 @@
 """Splitters: documents → chunks of at most ``max_tokens`` tokens.
 
 Built-ins are registered in :data:`splitters` as ``"recursive"`` and ``"fixed_separator"``;
-``splitters.create("recursive", max_tokens=300)`` builds one from a stored process rule.
+each is made as ``factory(max_tokens=, chunk_overlap=, separator=, length=)`` from a stored
+process rule (a splitter that cuts at no fixed separator ignores ``separator``).
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 from zhiku.core.registry import Registry
 from zhiku.splitters.base import TextSplitter
@@ -17,12 +20,31 @@ __all__ = [
     "FixedSeparatorSplitter",
     "LengthFunction",
     "RecursiveSplitter",
+    "SplitterFactory",
     "TextSplitter",
     "TiktokenLength",
     "TransformersTokenizerLength",
     "splitters",
 ]
 
-splitters: Registry[TextSplitter] = Registry("splitters")
-splitters.add("recursive", RecursiveSplitter)
+
+
+class SplitterFactory(Protocol):
+    """The contract of the ``splitters`` registry: a process rule's sizes, in ``length``'s tokens."""
+
+    def __call__(
+        self, *, max_tokens: int, chunk_overlap: int, separator: str, length: LengthFunction
+    ) -> TextSplitter: ...
+
+
+splitters: Registry[SplitterFactory] = Registry("splitters")
+
+
+@splitters.register("recursive")
+def _recursive(
+    *, max_tokens: int, chunk_overlap: int, separator: str, length: LengthFunction
+) -> TextSplitter:
+    return RecursiveSplitter(max_tokens=max_tokens, chunk_overlap=chunk_overlap, length=length)
+
+
 splitters.add("fixed_separator", FixedSeparatorSplitter)

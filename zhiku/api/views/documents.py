@@ -34,7 +34,7 @@ from zhiku.api.schemas import (
 )
 from zhiku.api.views.common import document_json, documents_json, offset, page
 from zhiku.core.errors import ExtractionError, UnsupportedFileType
-from zhiku.extractors.sniff import detect_format
+from zhiku.extractors.dispatch import file_format
 from zhiku.knowledge_base import Dataset
 from zhiku.knowledge_base.dataset_documents import DatasetDocuments
 from zhiku.knowledge_base.document_intake import OnDuplicate
@@ -61,7 +61,7 @@ def check_type(upload: Upload) -> None:
     """415 for a file no extractor reads (by suffix nor by content), before it is queued."""
     if not upload.data:
         raise ExtractionError(upload.name, "empty file")
-    if detect_format(upload.name, upload.data) is None:
+    if file_format(upload.name, upload.data) is None:
         raise UnsupportedFileType(upload.name)
 
 

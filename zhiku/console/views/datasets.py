@@ -18,6 +18,7 @@ from zhiku.console import forms
 from zhiku.console.blueprint import console
 from zhiku.console.views.common import dataset_of, paging
 from zhiku.core.metadata import BUILTIN_FIELDS, FieldType
+from zhiku.fusion.registry import fusion_modes
 from zhiku.index_processors import index_processors
 from zhiku.knowledge_base.metadata import MAX_FIELDS
 from zhiku.splitters import splitters
@@ -75,7 +76,7 @@ def settings(dataset_id: str) -> ResponseReturnValue:
         doc_forms=plugin_names(index_processors),
         search_methods=forms.SEARCH_METHODS,
         channels=forms.CHANNELS,
-        fusion_modes=forms.FUSION_MODES,
+        fusion_modes=fusion_modes(),
         fields=metadata.fields(),
         field_counts=metadata.use_counts(),
         builtin_enabled=metadata.builtin_enabled,

@@ -19,6 +19,7 @@ from zhiku.console.views.common import dataset_of
 from zhiku.core.errors import InvalidInput
 from zhiku.core.metadata import BUILTIN_FIELDS, OPERATORS
 from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.fusion.registry import fusion_modes
 from zhiku.knowledge_base import Dataset
 
 
@@ -42,7 +43,7 @@ def _page(dataset: Dataset, config: RetrievalConfig, query: str, **values: Any) 
         form=request.form,
         search_methods=forms.SEARCH_METHODS,
         channels=forms.CHANNELS,
-        fusion_modes=forms.FUSION_MODES,
+        fusion_modes=fusion_modes(),
         history=_history().recent(session_id(), dataset.id),
         bar_width=BAR_WIDTH,
         **values,

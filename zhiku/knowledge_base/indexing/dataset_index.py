@@ -26,13 +26,9 @@ from zhiku.core.config import Settings
 from zhiku.core.db.models import DatasetRow
 from zhiku.core.documents import Segment
 from zhiku.core.errors import ConfigError
-from zhiku.datasource.fulltext import open_fulltext_store
-from zhiku.datasource.fulltext.base import FullTextStore
 from zhiku.datasource.keyword import KeywordExtractor, KeywordStore
 from zhiku.datasource.keyword.store import CHILD_POSTINGS
-from zhiku.datasource.points.server import QdrantServer
-from zhiku.datasource.vector import open_vector_store
-from zhiku.datasource.vector.base import VectorStore
+from zhiku.datasource.stores import open_fulltext, open_vector
 from zhiku.knowledge_base.indexing.document_writes import DocumentVersion, DocumentWrites
 from zhiku.knowledge_base.indexing.embedding_cache import DatabaseEmbeddingCache
 from zhiku.knowledge_base.indexing.journal import PointJournal
@@ -61,42 +57,6 @@ def _engine_of(sessions: sessionmaker[Session]) -> Engine:
     return engine
 
 
-def qdrant_server(settings: Settings) -> QdrantServer:
-    """The Qdrant connection and cluster settings (``qdrant_api_key``, ``qdrant_https``, ...)."""
-    return QdrantServer(
-        api_key=settings.qdrant_api_key,
-        https=settings.qdrant_https,
-        timeout=settings.qdrant_timeout,
-        prefer_grpc=settings.qdrant_prefer_grpc,
-        shard_number=settings.qdrant_shard_number,
-        replication_factor=settings.qdrant_replication_factor,
-    )
-
-
-def _open_vector(settings: Settings, dataset_id: str, dim: int) -> VectorStore:
-    """One dense store per dataset: an embedded shard under ``home``, or a collection by URL."""
-    if settings.vector_backend == "qdrant" or settings.qdrant_url:
-        location = settings.qdrant_url or str(settings.qdrant_path / "client")
-        return open_vector_store(
-            "qdrant",
-            location=location,
-            collection=f"zhiku_{dataset_id}_dense",
-            dim=dim,
-            server=qdrant_server(settings),
-        )
-    return open_vector_store("edge", path=settings.qdrant_path / dataset_id / "dense", dim=dim)
-
-
-def _open_fulltext(settings: Settings, dataset_id: str) -> FullTextStore:
-    """One BM25 store per dataset, so IDF statistics are the dataset's own."""
-    if settings.fulltext_backend == "memory":
-        return open_fulltext_store("memory")
-    if settings.fulltext_backend == "qdrant" or settings.qdrant_url:
-        location = settings.qdrant_url or str(settings.qdrant_path / "client")
-        return open_fulltext_store(
-            "qdrant", location=location, collection=f"zhiku_{dataset_id}_bm25", server=qdrant_server(settings)
-        )
-    return open_fulltext_store("edge", path=settings.qdrant_path / dataset_id / "bm25")
 
 
 def _mtime(path: Path | None) -> float | None:
@@ -135,8 +95,8 @@ class DatasetIndex:
                 f"dataset {dataset.name!r} was built with {dataset.embedding_dim}-d embeddings but "
                 f"{dataset.embedding_model!r} gives {self.embedding.dim}-d"
             )
-        self.vector = _open_vector(settings, dataset.id, dataset.embedding_dim)
-        self.fulltext = _open_fulltext(settings, dataset.id)
+        self.vector = open_vector(settings, dataset.id, dataset.embedding_dim)
+        self.fulltext = open_fulltext(settings, dataset.id)
         self.keywords = KeywordStore(sessions, dataset.id, self.tokenizer)
         self.child_keywords = KeywordStore(sessions, dataset.id, self.tokenizer, CHILD_POSTINGS)
         engine = _engine_of(sessions)

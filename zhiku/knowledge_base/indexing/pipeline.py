@@ -6,9 +6,8 @@ JSON-serialisable process rule a dataset stores so later uploads are processed t
 
 from __future__ import annotations
 
-import inspect
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -16,10 +15,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from zhiku.cleaners import Cleaner, CleanerChain, build_cleaners
+from zhiku.core.config import Settings
 from zhiku.core.documents import Chunk, Document
 from zhiku.core.errors import ConfigError
+from zhiku.core.plugin_context import PluginContext
 from zhiku.extractors import Extractor, extract
-from zhiku.index_processors import IndexProcessor, index_processors
+from zhiku.index_processors import IndexProcessor, ParagraphIndexProcessor, index_processors
 from zhiku.index_processors.parent_child import DEFAULT_CHILD_MAX_TOKENS
 from zhiku.index_processors.summary import Summarizer
 from zhiku.providers.llm import ChatModel
@@ -100,20 +101,21 @@ class PipelineSpec(BaseModel):
     def check_names(self) -> None:
         """ConfigError unless every cleaner and the ``doc_form`` are registered plug-ins."""
         build_cleaners(self.cleaners)
-        splitters.factory(self.splitter)
-        index_processors.factory(self.doc_form)
-        splitters.factory(self.child_splitter)
+        splitters.check(self.splitter, "splitter")
+        index_processors.check(self.doc_form, "doc_form")
+        splitters.check(self.child_splitter, "child_splitter")
 
     def build(
-        self, chat: Callable[[], ChatModel] | None = None, tokenizers: Mapping[str, Path] | None = None
+        self, chat: Callable[[], ChatModel] | None = None, settings: Settings | None = None
     ) -> Pipeline:
-        """The pipeline; ``chat`` gives the chat model a ``qa_model`` dataset needs; ``tokenizers``
-        the directories of the tokenizers the operator named (setting ``tokenizers``), so a
-        ``length`` naming one of them reads that directory."""
+        """The pipeline; ``chat`` gives the chat model a ``qa_model`` dataset needs; ``settings``
+        the tokenizers the operator named (setting ``tokenizers``), so a ``length`` naming one of
+        them reads that directory, and what plug-ins read from the settings."""
+        settings = settings or Settings()
         length = (
             TiktokenLength()
             if self.length == "cl100k_base"
-            else TransformersTokenizerLength(Path((tokenizers or {}).get(self.length, self.length)))
+            else TransformersTokenizerLength(Path(settings.tokenizers.get(self.length, self.length)))
         )
         hierarchical = self.doc_form == "hierarchical_model"
         splitter: TextSplitter = (
@@ -121,10 +123,17 @@ class PipelineSpec(BaseModel):
             if hierarchical and self.parent_mode == "full-doc"
             else _splitter(self.splitter, self.max_tokens, self.chunk_overlap, self.separator, length)
         )
+        context = PluginContext(
+            settings,
+            chat=chat,
+            length=length,
+            child_splitter=self.child_splitter_of(length),
+            language=self.doc_language,
+        )
         return Pipeline(
             cleaners=build_cleaners(self.cleaners),
             splitter=splitter,
-            index_processor=self._index_processor(chat, length),
+            index_processor=index_processors.factory(self.doc_form)(context),
             summarizer=self._summarizer(chat),
         )
 
@@ -143,32 +152,12 @@ class PipelineSpec(BaseModel):
             self.child_splitter, self.child_max_tokens, self.child_chunk_overlap, self.child_separator, length
         )
 
-    def _index_processor(
-        self, chat: Callable[[], ChatModel] | None, length: LengthFunction
-    ) -> IndexProcessor:
-        if self.doc_form == "hierarchical_model":
-            return index_processors.create(self.doc_form, child_splitter=self.child_splitter_of(length))
-        if self.doc_form != "qa_model":
-            return index_processors.create(self.doc_form)
-        if chat is None:
-            raise ConfigError(
-                "the qa_model index needs a chat model (set ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL)"
-            )
-        return index_processors.create("qa_model", chat=chat, language=self.doc_language)
-
-
 def _splitter(
     name: str, max_tokens: int, overlap: int, separator: str, length: LengthFunction
 ) -> TextSplitter:
-    factory = splitters.factory(name)
-    options: dict[str, object] = {
-        "max_tokens": max_tokens,
-        "chunk_overlap": min(overlap, max_tokens // 2),
-        "length": length,
-    }
-    if "separator" in inspect.signature(factory).parameters:  # only splitters that take one
-        options["separator"] = separator
-    return factory(**options)
+    return splitters.factory(name)(
+        max_tokens=max_tokens, chunk_overlap=min(overlap, max_tokens // 2), separator=separator, length=length
+    )
 
 
 def _default_splitter() -> TextSplitter:
@@ -176,7 +165,7 @@ def _default_splitter() -> TextSplitter:
 
 
 def _default_processor() -> IndexProcessor:
-    return index_processors.create("paragraph")
+    return ParagraphIndexProcessor()
 
 
 def _default_cleaners() -> list[Cleaner]:

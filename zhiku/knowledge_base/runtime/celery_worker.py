@@ -96,7 +96,7 @@ class WorkerRuntime:
         dataset = self._kb.dataset(job.dataset_id)
         pipeline = (
             PipelineSpec.model_validate(job.process_rule).build(
-                chat=dataset.chat_model, tokenizers=self.settings.tokenizers
+                chat=dataset.chat_model, settings=self.settings
             )
             if job.process_rule
             else None

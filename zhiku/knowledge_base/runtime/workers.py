@@ -140,7 +140,7 @@ class IndexingWorkers:
             dataset = self._kb.dataset(job.dataset_id)
             pipeline = (
                 PipelineSpec.model_validate(job.process_rule).build(
-                    chat=dataset.chat_model, tokenizers=self._kb.settings.tokenizers
+                    chat=dataset.chat_model, settings=self._kb.settings
                 )
                 if job.process_rule
                 else None

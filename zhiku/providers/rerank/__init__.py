@@ -16,14 +16,19 @@ is called as ``factory(target, **options)``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from zhiku.core.errors import ConfigError
 from zhiku.core.registry import Registry
 from zhiku.providers.rerank.base import RerankModel
 
-rerank_models: Registry[RerankModel] = Registry("rerank")
+#: The contract of the ``rerank_models`` registry: ``factory(target, **options)``, the spec's
+#: TARGET and the model's options (each kind has its own).
+RerankFactory = Callable[..., RerankModel]
+
+
+rerank_models: Registry[RerankFactory] = Registry("rerank")
 
 SPEC_HELP = "a rerank spec is KIND:TARGET, e.g. cross-encoder:/models/bge-reranker-base or http:rerank-v3.5"
 

@@ -1,0 +1,54 @@
+"""A dataset's stores are opened by the backend names of the settings, checked against the registries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from zhiku.core.config import Settings
+from zhiku.core.errors import ConfigError
+from zhiku.datasource.fulltext.memory import RankBM25Store
+from zhiku.datasource.fulltext.sparse import EdgeSparseBM25Store, QdrantClientSparseBM25Store
+from zhiku.datasource.stores import check_backends, fulltext_stores, open_fulltext, open_vector, vector_stores
+from zhiku.datasource.vector.edge import EdgeVectorStore
+from zhiku.datasource.vector.qdrant import QdrantClientVectorStore
+
+DIM = 8
+
+
+def test_each_backend_opens_by_name(tmp_path: Path) -> None:
+    assert {"edge", "qdrant"} <= set(vector_stores.names())
+    assert {"edge", "qdrant", "memory"} <= set(fulltext_stores.names())
+    edge = Settings(home=tmp_path / "edge")
+    client = Settings(home=tmp_path / "client", vector_backend="qdrant", fulltext_backend="qdrant")
+    stores = [
+        open_vector(edge, "d1", DIM),
+        open_fulltext(edge, "d1"),
+        open_vector(client, "d1", DIM),
+        open_fulltext(client, "d1"),
+        open_fulltext(Settings(home=tmp_path / "memory", fulltext_backend="memory"), "d1"),
+    ]
+    try:
+        assert [type(store) for store in stores] == [
+            EdgeVectorStore,
+            EdgeSparseBM25Store,
+            QdrantClientVectorStore,
+            QdrantClientSparseBM25Store,
+            RankBM25Store,
+        ]
+        assert stores[0].dim == DIM
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_an_unknown_backend_is_refused_naming_the_setting_and_the_installed_ones(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path, vector_backend="pgvektor")
+    with pytest.raises(ConfigError, match=r"unknown vector_backend 'pgvektor'; installed: edge, qdrant"):
+        check_backends(settings)
+    with pytest.raises(ConfigError, match="vector_backend"):
+        open_vector(settings, "d1", DIM)
+    with pytest.raises(ConfigError, match=r"fulltext_backend 'bm25'; installed: edge, memory, qdrant"):
+        open_fulltext(Settings(home=tmp_path, fulltext_backend="bm25"), "d1")
+

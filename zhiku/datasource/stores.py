@@ -1,0 +1,131 @@
+"""A dataset's vector and BM25 stores, opened by the backend name the settings give.
+
+Two registries keyed by backend name: ``vector`` (``edge``, ``qdrant``, ``pgvector``) and
+``fulltext`` (``edge``, ``qdrant``, ``pgvector``, ``memory``). A backend is a factory of one
+contract per registry — ``(settings, dataset_id, dim)`` for vectors, ``(settings, dataset_id)``
+for BM25 — opening that dataset's store; anything the backend needs besides comes from :class:`Settings` (its URL,
+credentials, ...). Another backend registers by name (``vector_stores.add``) or installs an entry
+point ``vector.<name>`` / ``fulltext.<name>``; ``vector_backend`` / ``fulltext_backend`` then name it.
+
+With ``qdrant_url`` set, the default ``edge`` means the Qdrant server: the collections live there.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from zhiku.core.config import Settings
+from zhiku.core.registry import Registry
+from zhiku.datasource.fulltext.base import FullTextStore
+from zhiku.datasource.points.server import QdrantServer
+from zhiku.datasource.vector.base import VectorStore
+
+
+class VectorStoreFactory(Protocol):
+    """The contract of the ``vector`` registry: one dense store per dataset, vectors of ``dim``."""
+
+    def __call__(self, settings: Settings, dataset_id: str, dim: int, /) -> VectorStore: ...
+
+
+class FullTextStoreFactory(Protocol):
+    """The contract of the ``fulltext`` registry: one BM25 store per dataset, so IDF statistics
+    are the dataset's own."""
+
+    def __call__(self, settings: Settings, dataset_id: str, /) -> FullTextStore: ...
+
+
+vector_stores: Registry[VectorStoreFactory] = Registry("vector")
+fulltext_stores: Registry[FullTextStoreFactory] = Registry("fulltext")
+
+
+def check_backends(settings: Settings) -> None:
+    """ConfigError unless ``vector_backend`` and ``fulltext_backend`` name installed backends
+    (the message lists them)."""
+    vector_stores.check(settings.vector_backend, "vector_backend")
+    fulltext_stores.check(settings.fulltext_backend, "fulltext_backend")
+
+
+def open_vector(settings: Settings, dataset_id: str, dim: int) -> VectorStore:
+    """The dataset's dense store, of backend ``vector_backend``."""
+    name = vector_stores.check(settings.vector_backend, "vector_backend")
+    return vector_stores.factory(_on_server(settings, name))(settings, dataset_id, dim)
+
+
+def open_fulltext(settings: Settings, dataset_id: str) -> FullTextStore:
+    """The dataset's BM25 store, of backend ``fulltext_backend``."""
+    name = fulltext_stores.check(settings.fulltext_backend, "fulltext_backend")
+    return fulltext_stores.factory(_on_server(settings, name))(settings, dataset_id)
+
+
+def _on_server(settings: Settings, name: str) -> str:
+    return "qdrant" if name == "edge" and settings.qdrant_url else name
+
+
+def qdrant_server(settings: Settings) -> QdrantServer:
+    """The Qdrant connection and cluster settings (``qdrant_api_key``, ``qdrant_https``, ...)."""
+    return QdrantServer(
+        api_key=settings.qdrant_api_key,
+        https=settings.qdrant_https,
+        timeout=settings.qdrant_timeout,
+        prefer_grpc=settings.qdrant_prefer_grpc,
+        shard_number=settings.qdrant_shard_number,
+        replication_factor=settings.qdrant_replication_factor,
+    )
+
+
+def _qdrant_location(settings: Settings) -> str:
+    """The Qdrant server's URL, or qdrant-client's local mode under ``home``."""
+    return settings.qdrant_url or str(settings.qdrant_path / "client")
+
+
+@vector_stores.register("edge")
+def _edge_vector(settings: Settings, dataset_id: str, dim: int, /) -> VectorStore:
+    from zhiku.datasource.vector.edge import EdgeVectorStore
+
+    return EdgeVectorStore(settings.qdrant_path / dataset_id / "dense", dim=dim)
+
+
+@vector_stores.register("qdrant")
+def _qdrant_vector(settings: Settings, dataset_id: str, dim: int, /) -> VectorStore:
+    from zhiku.datasource.vector.qdrant import QdrantClientVectorStore
+
+    return QdrantClientVectorStore(
+        _qdrant_location(settings), f"zhiku_{dataset_id}_dense", dim, server=qdrant_server(settings)
+    )
+
+
+@fulltext_stores.register("edge")
+def _edge_fulltext(settings: Settings, dataset_id: str, /) -> FullTextStore:
+    from zhiku.datasource.fulltext.sparse import EdgeSparseBM25Store
+
+    return EdgeSparseBM25Store(settings.qdrant_path / dataset_id / "bm25")
+
+
+@fulltext_stores.register("qdrant")
+def _qdrant_fulltext(settings: Settings, dataset_id: str, /) -> FullTextStore:
+    from zhiku.datasource.fulltext.sparse import QdrantClientSparseBM25Store
+
+    return QdrantClientSparseBM25Store(
+        _qdrant_location(settings), f"zhiku_{dataset_id}_bm25", server=qdrant_server(settings)
+    )
+
+
+@fulltext_stores.register("memory")
+def _memory_fulltext(settings: Settings, dataset_id: str, /) -> FullTextStore:
+    from zhiku.datasource.fulltext.memory import RankBM25Store
+
+    return RankBM25Store()
+
+
+@vector_stores.register("pgvector")
+def _pgvector_vector(settings: Settings, dataset_id: str, dim: int, /) -> VectorStore:
+    from zhiku.datasource.vector.pgvector import open_pgvector_vector
+
+    return open_pgvector_vector(settings, dataset_id, dim)
+
+
+@fulltext_stores.register("pgvector")
+def _pgvector_fulltext(settings: Settings, dataset_id: str, /) -> FullTextStore:
+    from zhiku.datasource.fulltext.pgvector import open_pgvector_fulltext
+
+    return open_pgvector_fulltext(settings, dataset_id)
