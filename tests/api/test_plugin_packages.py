@@ -348,7 +348,7 @@ def test_every_kind_is_used_by_name_through_the_library_and_the_api(
     assert "unknown routers 'oracle'; installed: " in router and "first" in router
     assert "unknown reranking.mode 'borda'; installed: " in fusion and "best_channel" in fusion
     assert "unknown doc_form 'outline'; installed: " in doc_form and "tagged" in doc_form
-    assert "unknown vector_backend 'pgvektor'; installed: edge, plain, qdrant" in backend
+    assert "unknown vector_backend 'pgvektor'; installed: edge, pgvector, plain, qdrant" in backend
     assert "unknown answerer 'oracle'; installed: auto, echo, extractive, llm" in answerer
 
     assert out["api_status"] == "completed"
