@@ -112,14 +112,16 @@ def test_failed_chunks_are_recorded_and_retried_alone(tmp_path: Path) -> None:
 
 
 def test_unparsable_replies_and_a_missing_model_mark_the_document_error(tmp_path: Path) -> None:
-    with ScriptedChatServer(lambda body: Reply.text("Sorry, I can't.")) as server:
-        with open_kb(tmp_path / "home", server) as kb:
-            ds = kb.create_dataset("handbook", process_rule=qa_rule())
-            info = ds.add_text("handbook.txt", HANDBOOK)
-            assert info.status == "error"
-            assert "no question/answer pair" in info.error
-            assert len(info.metadata["failed_chunks"]) == 3
-            assert ds.segments(info.id) == []
+    with (
+        ScriptedChatServer(lambda body: Reply.text("Sorry, I can't.")) as server,
+        open_kb(tmp_path / "home", server) as kb,
+    ):
+        ds = kb.create_dataset("handbook", process_rule=qa_rule())
+        info = ds.add_text("handbook.txt", HANDBOOK)
+        assert info.status == "error"
+        assert "no question/answer pair" in info.error
+        assert len(info.metadata["failed_chunks"]) == 3
+        assert ds.segments(info.id) == []
     with KnowledgeBase.open(tmp_path / "other", embedding_model="use") as kb:
         ds = kb.create_dataset("handbook", process_rule=qa_rule())
         info = ds.add_text("handbook.txt", HANDBOOK)
@@ -165,17 +167,16 @@ def test_a_model_that_times_out_is_recorded_per_chunk(tmp_path: Path) -> None:
             return Reply.delay(2.0, then=model_reply(body))
         return model_reply(body)
 
-    with ScriptedChatServer(slow_on_shipping) as server:
-        with KnowledgeBase.open(
-            tmp_path / "home",
-            embedding_model="use",
-            llm_base_url=server.base_url,
-            llm_model="scripted",
-            llm_max_retries=1,
-            llm_timeout=0.3,
-        ) as kb:
-            ds = kb.create_dataset("handbook", process_rule=qa_rule())
-            info = ds.add_text("handbook.txt", HANDBOOK)
+    with ScriptedChatServer(slow_on_shipping) as server, KnowledgeBase.open(
+        tmp_path / "home",
+        embedding_model="use",
+        llm_base_url=server.base_url,
+        llm_model="scripted",
+        llm_max_retries=1,
+        llm_timeout=0.3,
+    ) as kb:
+        ds = kb.create_dataset("handbook", process_rule=qa_rule())
+        info = ds.add_text("handbook.txt", HANDBOOK)
     assert info.status == "completed_with_errors"
     [failure] = info.metadata["failed_chunks"]
     assert "Shipping" in failure["content"] and "did not answer within 0.3 s" in failure["reason"]

@@ -62,6 +62,7 @@ class Handler(BaseHTTPRequestHandler):
         ]
         data.reverse()  # an answer need not be in input order; "index" says where each row goes
         self.reply(200, json.dumps({"object": "list", "data": data, "model": body["model"]}))
+        return None
 
     def reply(self, status: int, text: str, headers: dict[str, str] | None = None) -> None:
         payload = text.encode()

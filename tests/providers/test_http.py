@@ -35,9 +35,11 @@ def test_the_retried_statuses_are_the_documented_ones() -> None:
 
 
 def test_a_503_then_success_is_retried_against_the_chat_server() -> None:
-    with ScriptedChatServer(in_order(Reply.status(503), then=Reply.text("ok"))) as server:
-        with chat_endpoint(server) as endpoint:
-            answer = endpoint.post(CHAT).json()
+    with (
+        ScriptedChatServer(in_order(Reply.status(503), then=Reply.text("ok"))) as server,
+        chat_endpoint(server) as endpoint,
+    ):
+        answer = endpoint.post(CHAT).json()
     assert answer["choices"][0]["message"]["content"] == "ok"
     assert len(server.requests) == 2
 
@@ -54,9 +56,11 @@ def test_a_503_then_success_is_retried_against_the_rerank_server() -> None:
 
 @pytest.mark.parametrize("status", [400, 401, 404, 408, 422, 501])
 def test_other_statuses_are_not_retried(status: int) -> None:
-    with ScriptedChatServer(lambda body: Reply.status(status, f"no ({status})")) as server:
-        with chat_endpoint(server) as endpoint, pytest.raises(ModelUnavailable) as raised:
-            endpoint.post(CHAT)
+    with (
+        ScriptedChatServer(lambda body: Reply.status(status, f"no ({status})")) as server,
+        chat_endpoint(server) as endpoint, pytest.raises(ModelUnavailable) as raised,
+    ):
+        endpoint.post(CHAT)
     assert len(server.requests) == 1
     assert str(raised.value).endswith(f"answered {status}: no ({status})")  # no "(after N tries)"
 
@@ -96,10 +100,12 @@ def test_waits_are_bounded() -> None:
 
 
 def test_retries_run_out_and_say_how_many_tries() -> None:
-    with ScriptedChatServer(lambda body: Reply.status(502, "bad gateway")) as server:
-        with chat_endpoint(server, max_retries=2) as endpoint:
-            with pytest.raises(ModelUnavailable, match=r"answered 502: bad gateway \(after 3 tries\)"):
-                endpoint.post(CHAT)
+    with (
+        ScriptedChatServer(lambda body: Reply.status(502, "bad gateway")) as server,
+        chat_endpoint(server, max_retries=2) as endpoint,
+        pytest.raises(ModelUnavailable, match=r"answered 502: bad gateway \(after 3 tries\)"),
+    ):
+        endpoint.post(CHAT)
     assert len(server.requests) == 3
 
 
@@ -114,10 +120,12 @@ def test_a_connection_error_is_retried_then_reported() -> None:
 
 
 def test_a_timeout_is_retried_then_reported() -> None:
-    with ScriptedChatServer(lambda body: Reply.delay(5, then=Reply.text("late"))) as server:
-        with chat_endpoint(server, timeout=0.2, max_retries=1) as endpoint:
-            with pytest.raises(ModelUnavailable, match=r"did not answer within 0.2 s \(after 2 tries\)"):
-                endpoint.post(CHAT)
+    with (
+        ScriptedChatServer(lambda body: Reply.delay(5, then=Reply.text("late"))) as server,
+        chat_endpoint(server, timeout=0.2, max_retries=1) as endpoint,
+        pytest.raises(ModelUnavailable, match=r"did not answer within 0.2 s \(after 2 tries\)"),
+    ):
+        endpoint.post(CHAT)
     assert len(server.requests) == 2
 
 
@@ -125,12 +133,16 @@ def test_the_key_is_sent_but_never_in_errors_or_logs(caplog: pytest.LogCaptureFi
     caplog.set_level(logging.DEBUG)
     replies = in_order(Reply.status(503, f"overloaded for key {API_KEY}"), then=Reply.status(401, "no"))
     with ScriptedChatServer(replies, require_key=API_KEY) as server:
-        with chat_endpoint(server, api_key=API_KEY) as endpoint:
-            with pytest.raises(ModelUnavailable, match="answered 401") as raised:
-                endpoint.post(CHAT)
-        with chat_endpoint(server, api_key=Secret("sk-wrong-11aa")) as wrong:
-            with pytest.raises(ModelUnavailable, match="answered 401") as refused:
-                wrong.post(CHAT)
+        with (
+            chat_endpoint(server, api_key=API_KEY) as endpoint,
+            pytest.raises(ModelUnavailable, match="answered 401") as raised,
+        ):
+            endpoint.post(CHAT)
+        with (
+            chat_endpoint(server, api_key=Secret("sk-wrong-11aa")) as wrong,
+            pytest.raises(ModelUnavailable, match="answered 401") as refused,
+        ):
+            wrong.post(CHAT)
     assert len(server.requests) == 3  # 503 retried, 401s not
     assert "overloaded for key ***; retry 1/3" in caplog.text
     assert "Incorrect API key provided: ***" in str(refused.value)
@@ -139,13 +151,15 @@ def test_the_key_is_sent_but_never_in_errors_or_logs(caplog: pytest.LogCaptureFi
 
 
 def test_concurrency_is_limited() -> None:
-    with ScriptedChatServer(together(3, lambda body: Reply.delay(0.3, then=Reply.text("ok")))) as server:
-        with chat_endpoint(server, max_concurrency=3) as endpoint:
-            threads = [threading.Thread(target=endpoint.post, args=(CHAT,)) for _ in range(7)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join(timeout=10)
+    with (
+        ScriptedChatServer(together(3, lambda body: Reply.delay(0.3, then=Reply.text("ok")))) as server,
+        chat_endpoint(server, max_concurrency=3) as endpoint,
+    ):
+        threads = [threading.Thread(target=endpoint.post, args=(CHAT,)) for _ in range(7)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=10)
     assert len(server.requests) == 7
     assert server.max_in_flight == 3
 

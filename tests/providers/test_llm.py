@@ -32,10 +32,12 @@ def make(server: ScriptedChatServer, **options: Any) -> ChatModel:
 
 
 def test_plain_text_and_the_request_it_sends() -> None:
-    with ScriptedChatServer(lambda body: Reply.text(f"回答：{last_user_text(body)}")) as server:
-        with make(server) as model:
-            answer = model.complete("会员积分多久过期？", system="你是客服。", max_tokens=64)
-            result = model.chat([{"role": "user", "content": "hello"}])
+    with (
+        ScriptedChatServer(lambda body: Reply.text(f"回答：{last_user_text(body)}")) as server,
+        make(server) as model,
+    ):
+        answer = model.complete("会员积分多久过期？", system="你是客服。", max_tokens=64)
+        result = model.chat([{"role": "user", "content": "hello"}])
 
     assert answer == "回答：会员积分多久过期？"
     assert result == ChatResult(content="回答：hello", tool_calls=[], finish_reason="stop")
@@ -57,12 +59,14 @@ def test_plain_text_and_the_request_it_sends() -> None:
 
 
 def test_tools_tool_choice_and_extra_body_are_sent() -> None:
-    with ScriptedChatServer(lambda body: Reply.text("ok")) as server:
-        with make(server, temperature=0.3, extra_body={"enable_thinking": False}) as model:
-            messages = [{"role": "user", "content": "杭州天气"}]
-            model.chat(messages, tools=[WEATHER], tool_choice="get_weather", max_tokens=10)
-            model.chat(messages, tools=[WEATHER], tool_choice="required")
-            model.chat(messages, tools=[], tool_choice={"type": "function", "function": {"name": "x"}})
+    with (
+        ScriptedChatServer(lambda body: Reply.text("ok")) as server,
+        make(server, temperature=0.3, extra_body={"enable_thinking": False}) as model,
+    ):
+        messages = [{"role": "user", "content": "杭州天气"}]
+        model.chat(messages, tools=[WEATHER], tool_choice="get_weather", max_tokens=10)
+        model.chat(messages, tools=[WEATHER], tool_choice="required")
+        model.chat(messages, tools=[], tool_choice={"type": "function", "function": {"name": "x"}})
 
     forced, required, no_tools = server.requests
     assert forced["tools"] == [
@@ -140,15 +144,19 @@ def test_a_timeout_is_retried() -> None:
 
 
 def test_a_persistent_timeout_says_so() -> None:
-    with ScriptedChatServer(lambda body: Reply.delay(5, then=Reply.text("late"))) as server:
-        with pytest.raises(ModelUnavailable, match=r"did not answer within 0.2 s \(after 2 tries\)"):
-            make(server, timeout=0.2, max_retries=1).complete("hi")
+    with (
+        ScriptedChatServer(lambda body: Reply.delay(5, then=Reply.text("late"))) as server,
+        pytest.raises(ModelUnavailable, match=r"did not answer within 0.2 s \(after 2 tries\)"),
+    ):
+        make(server, timeout=0.2, max_retries=1).complete("hi")
 
 
 def test_a_persistent_500_gives_up_with_status_and_body() -> None:
-    with ScriptedChatServer(lambda body: Reply.status(500, '{"error": "engine overloaded"}')) as server:
-        with pytest.raises(ModelUnavailable, match=r"answered 500: .*engine overloaded.*\(after 3 tries\)"):
-            make(server, max_retries=2).complete("hi")
+    with (
+        ScriptedChatServer(lambda body: Reply.status(500, '{"error": "engine overloaded"}')) as server,
+        pytest.raises(ModelUnavailable, match=r"answered 500: .*engine overloaded.*\(after 3 tries\)"),
+    ):
+        make(server, max_retries=2).complete("hi")
     assert len(server.requests) == 3
 
 
@@ -164,9 +172,8 @@ def test_a_persistent_500_gives_up_with_status_and_body() -> None:
     ],
 )
 def test_a_bad_answer_is_model_unavailable_without_retry(reply: Reply, expected: str) -> None:
-    with ScriptedChatServer(lambda body: reply) as server:
-        with pytest.raises(ModelUnavailable, match=expected):
-            make(server).complete("hi")
+    with ScriptedChatServer(lambda body: reply) as server, pytest.raises(ModelUnavailable, match=expected):
+        make(server).complete("hi")
     assert len(server.requests) == 1
 
 
@@ -211,18 +218,17 @@ def test_retries_are_logged_without_the_key(caplog: pytest.LogCaptureFixture) ->
 
 def test_max_concurrency_is_honoured_across_threads() -> None:
     echo = together(2, lambda body: Reply.delay(0.3, then=Reply.text(last_user_text(body))))
-    with ScriptedChatServer(echo) as server:
-        with make(server, max_concurrency=2) as model:
-            answers: dict[int, str] = {}
+    with ScriptedChatServer(echo) as server, make(server, max_concurrency=2) as model:
+        answers: dict[int, str] = {}
 
-            def ask(i: int) -> None:
-                answers[i] = model.complete(f"q{i}")
+        def ask(i: int) -> None:
+            answers[i] = model.complete(f"q{i}")
 
-            threads = [threading.Thread(target=ask, args=(i,)) for i in range(6)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join(timeout=10)
+        threads = [threading.Thread(target=ask, args=(i,)) for i in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=10)
 
     assert answers == {i: f"q{i}" for i in range(6)}
     assert server.max_in_flight == 2
@@ -246,9 +252,11 @@ def test_from_settings_with_a_dataset_override(tmp_path: Path) -> None:
         with ChatModel.from_settings(settings, override) as model:
             assert model.complete("hi") == "ok"
             assert (model.timeout, model.max_retries) == (7, 0)
-        with ChatModel.from_settings(settings, {"api_key": "sk-other"}) as model:
-            with pytest.raises(ModelUnavailable, match="answered 401"):
-                model.complete("hi")
+        with (
+            ChatModel.from_settings(settings, {"api_key": "sk-other"}) as model,
+            pytest.raises(ModelUnavailable, match="answered 401"),
+        ):
+            model.complete("hi")
 
     assert [(r["model"], r["temperature"]) for r in server.requests] == [
         ("global-model", 0.0),
@@ -287,17 +295,21 @@ def test_invalid_options_are_config_errors(tmp_path: Path, override: dict[str, A
 
 
 def test_a_failing_script_fails_the_test() -> None:
-    with pytest.raises(AssertionError, match="all 1 scripted replies were used"):
-        with ScriptedChatServer(in_order(Reply.text("once"))) as server, make(server) as model:
-            assert model.complete("one") == "once"
-            with pytest.raises(ModelUnavailable, match="answered 400: .*scripted handler raised"):
-                model.complete("two")
+    with (
+        pytest.raises(AssertionError, match="all 1 scripted replies were used"),
+        ScriptedChatServer(in_order(Reply.text("once"))) as server, make(server) as model,
+    ):
+        assert model.complete("one") == "once"
+        with pytest.raises(ModelUnavailable, match="answered 400: .*scripted handler raised"):
+            model.complete("two")
 
 
 def test_stream_yields_the_pieces_in_order_and_asks_for_a_stream() -> None:
-    with ScriptedChatServer(lambda body: Reply.text("积分在获得后十二个月过期。")) as server:
-        with make(server) as model:
-            pieces = list(model.stream([{"role": "user", "content": "积分？"}], max_tokens=32))
+    with (
+        ScriptedChatServer(lambda body: Reply.text("积分在获得后十二个月过期。")) as server,
+        make(server) as model,
+    ):
+        pieces = list(model.stream([{"role": "user", "content": "积分？"}], max_tokens=32))
 
     assert len(pieces) > 1  # really streamed, not one block
     assert "".join(pieces) == "积分在获得后十二个月过期。"
@@ -306,16 +318,20 @@ def test_stream_yields_the_pieces_in_order_and_asks_for_a_stream() -> None:
 
 
 def test_stream_retries_a_server_error_before_the_first_piece() -> None:
-    with ScriptedChatServer(in_order(Reply.status(503), Reply.text("ok now"))) as server:
-        with make(server) as model:
-            assert "".join(model.stream([{"role": "user", "content": "hi"}])) == "ok now"
+    with (
+        ScriptedChatServer(in_order(Reply.status(503), Reply.text("ok now"))) as server,
+        make(server) as model,
+    ):
+        assert "".join(model.stream([{"role": "user", "content": "hi"}])) == "ok now"
     assert len(server.requests) == 2
 
 
 def test_stream_refuses_a_client_error_and_a_malformed_event() -> None:
-    with ScriptedChatServer(in_order(Reply.status(400), Reply.raw("data: {not json\n\n"))) as server:
-        with make(server) as model:
-            with pytest.raises(ModelUnavailable, match="400"):
-                list(model.stream([{"role": "user", "content": "hi"}]))
-            with pytest.raises(ModelUnavailable, match="malformed stream event"):
-                list(model.stream([{"role": "user", "content": "hi"}]))
+    with (
+        ScriptedChatServer(in_order(Reply.status(400), Reply.raw("data: {not json\n\n"))) as server,
+        make(server) as model,
+    ):
+        with pytest.raises(ModelUnavailable, match="400"):
+            list(model.stream([{"role": "user", "content": "hi"}]))
+        with pytest.raises(ModelUnavailable, match="malformed stream event"):
+            list(model.stream([{"role": "user", "content": "hi"}]))

@@ -340,9 +340,9 @@ def test_retrieval_service_reranks_with_an_http_model(server: RerankServer) -> N
     config = RetrievalConfig(top_k=3, reranking=reranking, score_threshold=None)
 
     with DatasetSearch(channels, catalog=Texts(texts), rerank_model=model) as service:
-        hits = service.retrieve(QUERY, config)
+        hits = service.fused(QUERY, config)
         assert len(server.script.requests) == 1 and len(server.script.requests[0]["body"]["texts"]) == 4
-        strict = service.retrieve(QUERY, config.merged({"score_threshold": hits[1].score}))
+        strict = service.fused(QUERY, config.merged({"score_threshold": hits[1].score}))
     assert [h.segment_id for h in hits] == ["b", "c", "d"]
     assert [h.segment_id for h in strict] == ["b", "c"]  # the model's score is the relevance cut
     assert hits[0].score == pytest.approx(fake_score(QUERY, texts["b"]))

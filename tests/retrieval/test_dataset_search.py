@@ -134,7 +134,7 @@ def test_channels_run_concurrently() -> None:
         "full_text": FakeChannel([("b", 3.0)], delay=0.2, meet=meet),
     }
     with DatasetSearch(channels) as service:
-        hits, timings = service.retrieve_with_timings("q", config(hybrid_methods=["semantic", "full_text"]))
+        hits, timings = service.fused_with_timings("q", config(hybrid_methods=["semantic", "full_text"]))
     assert set(ids(hits)) == {"a", "b"}  # both met: they ran at the same time
     assert set(timings) == {"semantic", "full_text", "searches"}
     assert timings["semantic"] >= 190.0 and timings["full_text"] >= 190.0
@@ -151,7 +151,7 @@ def test_channels_that_all_hold_the_gil_run_in_turn_in_the_calling_thread() -> N
         "keyword": FakeChannel([("c", 2.0)], delay=0.05, holds_gil=True),
     }
     with DatasetSearch(channels) as service:
-        hits, timings = service.retrieve_with_timings("q", config())
+        hits, timings = service.fused_with_timings("q", config())
     assert set(ids(hits)) == {"a", "c"}
     assert [ch.threads for ch in channels.values()] == [[caller], [caller], [caller]]
     assert timings["searches"] >= timings["semantic"] + timings["keyword"] >= 100.0
@@ -165,7 +165,7 @@ def test_one_channel_not_holding_the_gil_puts_the_others_beside_it() -> None:
         "full_text": FakeChannel([("b", 3.0)], delay=0.2, holds_gil=True, meet=meet),
     }
     with DatasetSearch(channels) as service:
-        hits = service.retrieve("q", config(hybrid_methods=["semantic", "full_text"]))
+        hits = service.fused("q", config(hybrid_methods=["semantic", "full_text"]))
     assert set(ids(hits)) == {"a", "b"}  # both met: they ran at the same time
     assert channels["full_text"].threads[0].startswith("zhiku-retrieve")
 
@@ -173,9 +173,9 @@ def test_one_channel_not_holding_the_gil_puts_the_others_beside_it() -> None:
 def test_each_channel_recalls_effective_recall_k() -> None:
     channels = three_channels()
     with DatasetSearch(channels) as service:
-        service.retrieve("q", config(top_k=20))
-        service.retrieve("q", config(top_k=40))
-        service.retrieve("q", config(top_k=2, recall_k=7))
+        service.fused("q", config(top_k=20))
+        service.fused("q", config(top_k=40))
+        service.fused("q", config(top_k=2, recall_k=7))
     for channel in channels.values():
         assert channel.calls == [("q", 100), ("q", 160), ("q", 7)]
 
@@ -191,7 +191,7 @@ def test_hybrid_weighted_hand_computed() -> None:
     weights = {"semantic": 0.5, "full_text": 0.3, "keyword": 0.2}
     with DatasetSearch(three_channels()) as service:
         reranking = {"mode": "weighted_score", "weights": weights}
-        hits = service.retrieve("q", config(top_k=10, reranking=reranking))
+        hits = service.fused("q", config(top_k=10, reranking=reranking))
     # a = .5 + .3*.5, b = .5*.5 + .2*0, c = 0 + .3 + .2, d = 0
     assert ids(hits) == ["a", "c", "b", "d"]
     assert scores(hits) == pytest.approx({"a": 0.65, "c": 0.5, "b": 0.25, "d": 0.0})
@@ -203,15 +203,15 @@ def test_threshold_then_top_k() -> None:
     weights = {"semantic": 0.5, "full_text": 0.3, "keyword": 0.2}
     with DatasetSearch(three_channels()) as service:
         cfg = config(top_k=10, score_threshold=0.2, reranking={"weights": weights})
-        assert ids(service.retrieve("q", cfg)) == ["a", "c", "b"]
+        assert ids(service.fused("q", cfg)) == ["a", "c", "b"]
         cfg = config(top_k=2, score_threshold=0.2, reranking={"weights": weights})
-        assert ids(service.retrieve("q", cfg)) == ["a", "c"]
+        assert ids(service.fused("q", cfg)) == ["a", "c"]
 
 
 def test_single_channel_keeps_raw_scores() -> None:
     with DatasetSearch(three_channels()) as service:
         cfg = config(search_method="semantic_search", score_threshold=0.85, top_k=10)
-        hits = service.retrieve("q", cfg)
+        hits = service.fused("q", cfg)
     assert scores(hits) == {"a": 0.90, "b": 0.85}
 
 
@@ -223,7 +223,7 @@ def test_rrf_mode() -> None:
         reranking={"mode": "rrf", "rrf_k": 60, "weights": {"semantic": 1.0, "full_text": 1.0}},
     )
     with DatasetSearch(channels) as service:
-        hits = service.retrieve("q", cfg)
+        hits = service.fused("q", cfg)
     # a: 1/61 + 1/62, c: 1/63 + 1/61, b: 1/62, d: 1/63; divided by the maximum 2/61
     expected = {"a": 1 / 61 + 1 / 62, "c": 1 / 63 + 1 / 61, "b": 1 / 62, "d": 1 / 63}
     assert ids(hits) == ["a", "c", "b", "d"]
@@ -234,7 +234,7 @@ def test_rrf_mode() -> None:
 def test_none_mode_several_channels() -> None:
     cfg = config(hybrid_methods=["semantic", "full_text"], top_k=10, reranking={"mode": "none"})
     with DatasetSearch(three_channels()) as service:
-        hits = service.retrieve("q", cfg)
+        hits = service.fused("q", cfg)
     assert scores(hits) == pytest.approx({"a": 1.0, "c": 1.0, "b": 0.5, "d": 0.0})
 
 
@@ -242,13 +242,13 @@ def test_reorder_puts_best_at_both_ends() -> None:
     semantic = [(f"s{i}", 1.0 - i / 10) for i in range(1, 6)]
     with DatasetSearch({"semantic": FakeChannel(semantic)}) as service:
         cfg = config(search_method="semantic_search", top_k=5, reorder=True)
-        assert ids(service.retrieve("q", cfg)) == ["s1", "s3", "s5", "s4", "s2"]
+        assert ids(service.fused("q", cfg)) == ["s1", "s3", "s5", "s4", "s2"]
 
 
 def test_dead_segments_never_come_out_and_take_no_rank() -> None:
     catalog = Catalog({"b": "text b", "c": "text c", "d": "text d"})  # "a" disabled
     with DatasetSearch(three_channels(), catalog=catalog) as service:
-        hits = service.retrieve(
+        hits = service.fused(
             "q", config(top_k=10, reranking={"weights": {"semantic": 0.5, "full_text": 0.4, "keyword": 0.1}})
         )
     assert "a" not in ids(hits)
@@ -265,11 +265,11 @@ def test_live_ids_filter_without_reading_texts_unless_a_rerank_model_reads_them(
     weights = {"weights": {"semantic": 0.5, "full_text": 0.4, "keyword": 0.1}}
     service = DatasetSearch(three_channels(), catalog=catalog, rerank_model=TokenOverlap())
     with service:
-        hits = service.retrieve("q", config(top_k=10, reranking=weights))
+        hits = service.fused("q", config(top_k=10, reranking=weights))
         # the fused hits first; "a" among them is not served, so then the union, before fusion
         assert sorted(ids(hits)) == ["b", "c", "d"]
         assert catalog.calls == [("ids", ["a", "c", "b", "d"]), ("ids", ["a", "b", "c", "d"])]
-        reranked = service.retrieve("blue sky", config(top_k=10, reranking={"mode": "reranking_model"}))
+        reranked = service.fused("blue sky", config(top_k=10, reranking={"mode": "reranking_model"}))
     assert ids(reranked) == ["c", "b", "d"]
     assert catalog.calls[2:] == [("texts", ["a", "b", "c", "d"])]  # the texts, for the rerank model
 
@@ -278,9 +278,9 @@ def test_live_check_asks_only_about_the_hits_when_all_are_served() -> None:
     catalog = Catalog({"a": "", "b": "", "c": ""})  # "d" is not served, but not among the two best
     weights = {"weights": {"semantic": 0.5, "full_text": 0.4, "keyword": 0.1}}
     with DatasetSearch(three_channels(), catalog=catalog) as service:
-        hits = service.retrieve("q", config(top_k=2, reranking=weights))
+        hits = service.fused("q", config(top_k=2, reranking=weights))
         assert ids(hits) == ["a", "c"] and catalog.calls == [("ids", ["a", "c"])]
-        everything = service.retrieve("q", config(top_k=10, reranking=weights))
+        everything = service.fused("q", config(top_k=10, reranking=weights))
     assert "d" not in ids(everything)
     assert catalog.calls[1:] == [("ids", ["a", "c", "b", "d"]), ("ids", ["a", "b", "c", "d"])]
 
@@ -290,7 +290,7 @@ def test_search_reads_the_hits_records_once_when_all_are_served() -> None:
     catalog = Catalog({"a": "text a", "b": "text b", "c": "text c"})
     weights = {"weights": {"semantic": 0.5, "full_text": 0.4, "keyword": 0.1}}
     with DatasetSearch(three_channels(), catalog=catalog) as service:
-        fused = service.retrieve("q", config(top_k=2, reranking=weights))
+        fused = service.fused("q", config(top_k=2, reranking=weights))
         catalog.calls.clear()
         hits = service.search("q", config(top_k=2, reranking=weights))
         assert catalog.calls == [("hits", ["a", "c"])]
@@ -320,7 +320,7 @@ def test_nothing_found_reads_nothing() -> None:
         "full_text": FakeChannel([]),
     }
     with DatasetSearch(channels, catalog=catalog) as service:
-        assert service.retrieve("q", config(hybrid_methods=["semantic", "full_text"])) == []
+        assert service.fused("q", config(hybrid_methods=["semantic", "full_text"])) == []
         assert service.search("q", config(hybrid_methods=["semantic", "full_text"])) == []
     assert catalog.calls == []
 
@@ -328,14 +328,14 @@ def test_nothing_found_reads_nothing() -> None:
 def test_empty_query_returns_nothing_without_searching() -> None:
     channels = three_channels()
     with DatasetSearch(channels) as service:
-        assert service.retrieve_with_timings("  \n", config()) == ([], {})
+        assert service.fused_with_timings("  \n", config()) == ([], {})
     assert all(channel.calls == [] for channel in channels.values())
 
 
 def test_asked_channel_missing_is_a_config_error() -> None:
     service = DatasetSearch({"semantic": FakeChannel(SEMANTIC)})
     with service, pytest.raises(ConfigError, match="full_text, keyword"):
-        service.retrieve("q", config())
+        service.fused("q", config())
 
 
 def test_failed_channel_is_logged_and_fused_as_empty(caplog: pytest.LogCaptureFixture) -> None:
@@ -348,7 +348,7 @@ def test_failed_channel_is_logged_and_fused_as_empty(caplog: pytest.LogCaptureFi
         reranking={"weights": {"semantic": 0.5, "full_text": 0.5}},
     )
     with caplog.at_level(logging.WARNING), DatasetSearch(channels) as service:
-        hits, timings = service.retrieve_with_timings("q", cfg)
+        hits, timings = service.fused_with_timings("q", cfg)
     assert scores(hits) == pytest.approx({"x": 0.5, "y": 0.0})
     assert set(timings) == {"full_text", "searches"}
     assert "semantic search failed" in caplog.text
@@ -362,7 +362,7 @@ def test_every_channel_failing_raises_a_typed_error_naming_the_channel() -> None
         "keyword": FakeChannel([], error=OSError("postings table locked")),
     }
     with DatasetSearch(channels) as service, pytest.raises(ChannelError) as caught:
-        service.retrieve("q", config(hybrid_methods=["semantic", "keyword"]))
+        service.fused("q", config(hybrid_methods=["semantic", "keyword"]))
     error = caught.value
     assert isinstance(error, StoreError)
     assert error.channel == "semantic"
@@ -375,7 +375,7 @@ def test_single_channel_failure_is_raised() -> None:
     channels: dict[Channel, FakeChannel] = {"full_text": FakeChannel([], error=OSError("index file missing"))}
     service = DatasetSearch(channels)
     with service, pytest.raises(ChannelError, match=r"full_text search failed.*file missing") as e:
-        service.retrieve("q", config(search_method="full_text_search"))
+        service.fused("q", config(search_method="full_text_search"))
     assert e.value.code == "store_error"
 
 
@@ -384,7 +384,7 @@ def test_reranking_model_orders_live_texts() -> None:
     model = TokenOverlap()
     cfg = config(top_k=10, reranking={"mode": "reranking_model", "model": "token-overlap"})
     with DatasetSearch(three_channels(), catalog=catalog, rerank_model=model) as service:
-        hits = service.retrieve("blue sky", cfg)
+        hits = service.fused("blue sky", cfg)
     assert ids(hits) == ["c", "b", "d"]
     assert scores(hits) == {"c": 1.0, "b": 0.5, "d": 0.0}
     assert len(model.calls) == 1 and len(model.calls[0]) == 3  # "a" is not live
@@ -395,7 +395,7 @@ def test_reranking_model_applies_to_a_single_channel_too() -> None:
     cfg = config(search_method="semantic_search", reranking={"mode": "reranking_model"})
     service = DatasetSearch(three_channels(), catalog=catalog, rerank_model=TokenOverlap())
     with service:
-        assert ids(service.retrieve("blue sky", cfg)) == ["b", "c", "a"]
+        assert ids(service.fused("blue sky", cfg)) == ["b", "c", "a"]
 
 
 @pytest.mark.parametrize(
@@ -414,7 +414,7 @@ def test_reranking_model_prerequisites(kwargs: dict[str, object], model: str | N
     cfg = config(reranking={"mode": "reranking_model", "model": model})
     service = DatasetSearch(three_channels(), **kwargs)  # type: ignore[arg-type]
     with service, pytest.raises(ConfigError, match=message):
-        service.retrieve("q", cfg)
+        service.fused("q", cfg)
 
 
 def test_dify_shaped_config() -> None:
@@ -434,8 +434,8 @@ def test_dify_shaped_config() -> None:
     cfg = parse_retrieval(dify)
     unlimited = parse_retrieval({**dify, "score_threshold_enabled": False})
     with DatasetSearch(three_channels()) as service:
-        hits = service.retrieve("q", cfg)
-        without_threshold = service.retrieve("q", unlimited)
+        hits = service.fused("q", cfg)
+        without_threshold = service.fused("q", unlimited)
     # Dify's hybrid is semantic + full-text, weights .7 / .3: a = .7 + .3*.5 = .85, b = .35,
     # c = .30, d = 0 (the keyword channel is not searched)
     assert ids(hits) == ["a"]
@@ -457,7 +457,7 @@ def test_dify_shaped_rerank_config() -> None:
     catalog = Catalog({"a": "red", "c": "blue sky", "d": "sky"})
     service = DatasetSearch(three_channels(), catalog=catalog, rerank_model=TokenOverlap())
     with service:
-        assert ids(service.retrieve("blue sky", parse_retrieval(dify))) == ["c"]
+        assert ids(service.fused("blue sky", parse_retrieval(dify))) == ["c"]
 
 
 def test_shared_executor_runs_channels_and_is_left_open() -> None:
@@ -467,7 +467,7 @@ def test_shared_executor_runs_channels_and_is_left_open() -> None:
     }
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="shared-pool") as pool:
         service = DatasetSearch(channels, executor=pool)
-        service.retrieve("q", config(hybrid_methods=["semantic", "full_text"]))
+        service.fused("q", config(hybrid_methods=["semantic", "full_text"]))
         service.close()
         assert pool.submit(lambda: 1).result() == 1
     assert channels["semantic"].threads == [threading.current_thread().name]

@@ -110,14 +110,16 @@ def test_parse_action_variants() -> None:
 
 
 def test_llm_router_through_the_knowledge_base_settings(tmp_path) -> None:
-    with ScriptedChatServer(lambda body: Reply.tool_call(body["tools"][1]["function"]["name"], {})) as server:
-        with KnowledgeBase.open(
+    with (
+        ScriptedChatServer(lambda body: Reply.tool_call(body["tools"][1]["function"]["name"], {})) as server,
+        KnowledgeBase.open(
             tmp_path, embedding_model="use", llm_base_url=server.base_url, llm_model="m"
-        ) as kb:
-            kb.create_dataset("first", description="first").add_text("a.txt", "apples")
-            second = kb.create_dataset("second", description="second")
-            second.add_text("b.txt", "bananas")
-            result = kb.retrieve("apples", routing="single", router="function_call", score_threshold=0.0)
+        ) as kb,
+    ):
+        kb.create_dataset("first", description="first").add_text("a.txt", "apples")
+        second = kb.create_dataset("second", description="second")
+        second.add_text("b.txt", "bananas")
+        result = kb.retrieve("apples", routing="single", router="function_call", score_threshold=0.0)
     assert result.datasets == [second.id] and result.router == "function_call"
     assert [hit.content for hit in result.hits] == ["bananas"]
 

@@ -116,11 +116,11 @@ class AgentLoop:
                 result.stopped = stop or "answered"
                 break
             messages.append(_assistant_message(reply, calls))
-            for call_id, query, error in calls:
+            for call_id, query, call_error in calls:
                 number = len(result.steps) + 1
                 key = " ".join(query.lower().split())
-                if error is None and key in asked:
-                    error = "this query was already searched"
+                repeated = call_error is None and key in asked
+                error = "this query was already searched" if repeated else call_error
                 if error is not None or number > self._config.max_steps:
                     step = AgentStep(number, query, reply.content, error=error or "no searches left")
                     observation = f"error: {step.error}"

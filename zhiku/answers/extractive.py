@@ -183,6 +183,30 @@ class ExtractiveAnswerer:
         folded = _fold(question)
         valued = [(cue, shape) for cues, shape in VALUES for cue in cues if _has(folded, cue)]
         split = {source.number: split_sentences(source.text) for source in sources}
+        best = self._best(sources, split, words, bigrams, asked, valued)
+        if best is None or best.score < MIN_EVIDENCE:
+            if sources[0].score < LEAD_RELEVANCE:
+                return "", []
+            return self._lead(sources[0], split[sources[0].number])
+        if best.lines:
+            text = _cite(_join_lines(best.source.text, best.lines), best.source.number)
+            return text, citations_of(text, sources)
+        sentences = split[best.source.number]
+        chosen = self._with_neighbours(best, sentences, words, bigrams)
+        text = self._quote(best.source, chosen, words)
+        return text, citations_of(text, sources)
+
+    def _best(
+        self,
+        sources: Sequence[Source],
+        split: dict[int, list[Sentence]],
+        words: dict[str, float],
+        bigrams: set[str],
+        asked: list[tuple[str, tuple[str, ...]]],
+        valued: list[tuple[str, re.Pattern[str]]],
+    ) -> _Candidate | None:
+        """The best-scoring sentence or block of lines over all sources, a source's rank
+        discounting its scores (None when no source has a sentence or block to quote)."""
         best: _Candidate | None = None
         for rank, source in enumerate(sources):
             prior = 1.0 / (1.0 + RANK_DECAY * rank)
@@ -202,17 +226,7 @@ class ExtractiveAnswerer:
                 raw, lines = self._read(block, source.text, words, bigrams, asked, valued)
                 if best is None or prior * raw > best.score:
                     best = _Candidate(source, -1, prior * raw, lines)
-        if best is None or best.score < MIN_EVIDENCE:
-            if sources[0].score < LEAD_RELEVANCE:
-                return "", []
-            return self._lead(sources[0], split[sources[0].number])
-        if best.lines:
-            text = _cite(_join_lines(best.source.text, best.lines), best.source.number)
-            return text, citations_of(text, sources)
-        sentences = split[best.source.number]
-        chosen = self._with_neighbours(best, sentences, words, bigrams)
-        text = self._quote(best.source, chosen, words)
-        return text, citations_of(text, sources)
+        return best
 
     def _in_section(
         self,

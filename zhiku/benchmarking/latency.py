@@ -99,7 +99,7 @@ def method_latencies(
     channels: dict[str, list[float]] = {}
 
     def search_hybrid(query: str) -> None:
-        _, timings = index.search_service.retrieve_with_timings(query, hybrid)
+        _, timings = index.search_service.fused_with_timings(query, hybrid)
         channels.setdefault("searches", []).append(timings.pop("searches") / 1000.0)
         for channel, milliseconds in timings.items():
             channels.setdefault(channel, []).append(milliseconds / 1000.0)
@@ -107,7 +107,7 @@ def method_latencies(
 
     with precomputed_queries(index, vectors):
         for query in queries[:WARMUP_CALLS]:
-            index.search_service.retrieve_with_timings(query, hybrid)
+            index.search_service.fused_with_timings(query, hybrid)
         seconds["hybrid"] = time_each(queries, search_hybrid, warmup=0)
     return seconds, channels
 
@@ -139,7 +139,7 @@ def filtered_latencies(
 
             def search(query: str, where: MetadataFilter = where, found: list[int] = found) -> None:
                 scope = metadata.scope(where)
-                found.append(len(index.search_service.retrieve(query, hybrid, scope=scope)))
+                found.append(len(index.search_service.fused(query, hybrid, scope=scope)))
 
             seconds[name] = time_each(queries, search)
             mean_hits[name] = round(sum(found[-len(queries) :]) / len(queries), 2)

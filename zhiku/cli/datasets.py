@@ -230,14 +230,7 @@ def dataset_update(
         retrieval["top_k"] = top_k
     if threshold is not None or no_threshold:
         retrieval["score_threshold"] = threshold
-    reranking: dict[str, Any] = {}
-    if weights is not None:
-        semantic, full_text = _weights(weights)
-        reranking["weights"] = {"semantic": semantic, "full_text": full_text}
-    if fusion is not None:
-        reranking["mode"] = fusion
-    if rerank_model is not None:
-        reranking["model"] = rerank_model
+    reranking = _reranking_options(weights, fusion, rerank_model)
     rule: dict[str, Any] = {
         key: value
         for key, value in {
@@ -276,6 +269,19 @@ def dataset_update(
         click.echo(f"updated dataset {ds.name} ({ds.id}): {', '.join(changed)}")
         if rule:
             click.echo("the new process rule applies to documents indexed from now on")
+
+
+def _reranking_options(weights: str | None, fusion: str | None, rerank_model: str | None) -> dict[str, Any]:
+    """The reranking fields the options give (the keyword weight is kept by the caller)."""
+    reranking: dict[str, Any] = {}
+    if weights is not None:
+        semantic, full_text = _weights(weights)
+        reranking["weights"] = {"semantic": semantic, "full_text": full_text}
+    if fusion is not None:
+        reranking["mode"] = fusion
+    if rerank_model is not None:
+        reranking["model"] = rerank_model
+    return reranking
 
 
 def _weights(text: str) -> tuple[float, float]:

@@ -9,7 +9,7 @@ import click
 from zhiku.cli.common import CommandError, open_knowledge_base, progress_bar, user_errors
 from zhiku.client import ServerClient, running_server, sha256_of
 from zhiku.core.errors import NotFound
-from zhiku.knowledge_base import Dataset
+from zhiku.knowledge_base import Dataset, DocumentInfo, KnowledgeBase
 
 
 @click.command()
@@ -61,12 +61,7 @@ def ingest(
             ctx.exit(1)
         return
     with open_knowledge_base(ctx) as kb:
-        try:
-            ds = kb.dataset(dataset_name)
-        except NotFound:
-            if not create:
-                raise
-            ds = kb.create_dataset(dataset_name)
+        ds = _dataset(kb, dataset_name, create)
         if sync:
             failed_sync = _sync(ds, paths)
             if not no_optimize:
@@ -81,18 +76,33 @@ def ingest(
                 infos = ds.add_files(files, on_progress=progress, on_duplicate=on_duplicate)  # type: ignore[arg-type]
         if not no_optimize:
             ds.optimize()
-        failed = [info for info in infos if info.status == "error"]
-        skipped = [info for info in infos if info.duplicate == "skipped"]
-        for info in infos:
-            if info.duplicate == "skipped":
-                click.echo(f"{'skipped':9} {info.name}: its content is already indexed")
-                continue
-            suffix = f": {info.error}" if info.error else f" ({info.segment_count} segments)"
-            click.echo(f"{info.status:9} {info.name}{suffix}")
-        summary = f"{len(infos) - len(failed) - len(skipped)} indexed, {len(failed)} failed"
-        click.echo(summary + (f", {len(skipped)} skipped as duplicates" if skipped else ""))
-        if failed:
+        if _report(infos):
             ctx.exit(1)
+
+
+def _dataset(kb: KnowledgeBase, name: str, create: bool) -> Dataset:
+    """The dataset ``name``, created if missing and ``create`` says so (NotFound otherwise)."""
+    try:
+        return kb.dataset(name)
+    except NotFound:
+        if not create:
+            raise
+        return kb.create_dataset(name)
+
+
+def _report(infos: list[DocumentInfo]) -> bool:
+    """Print one line per file and the totals; True if any failed."""
+    failed = [info for info in infos if info.status == "error"]
+    skipped = [info for info in infos if info.duplicate == "skipped"]
+    for info in infos:
+        if info.duplicate == "skipped":
+            click.echo(f"{'skipped':9} {info.name}: its content is already indexed")
+            continue
+        suffix = f": {info.error}" if info.error else f" ({info.segment_count} segments)"
+        click.echo(f"{info.status:9} {info.name}{suffix}")
+    summary = f"{len(infos) - len(failed) - len(skipped)} indexed, {len(failed)} failed"
+    click.echo(summary + (f", {len(skipped)} skipped as duplicates" if skipped else ""))
+    return bool(failed)
 
 
 def _ingest_through(

@@ -6,6 +6,7 @@ caller can vary must not grow without bound, so the oldest entry is closed and d
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -19,10 +20,8 @@ def close_quietly(value: object) -> None:
     """Call ``value.close()`` if it has one; a failure to close must not fail the caller."""
     close = getattr(value, "close", None)
     if callable(close):
-        try:
+        with contextlib.suppress(Exception):  # evicting must not raise
             close()
-        except Exception:  # noqa: BLE001 - evicting must not raise
-            pass
 
 
 class BoundedCache(Generic[K, V]):

@@ -125,9 +125,8 @@ class RetrievalConfig(BaseModel):
         if not override:
             return self
         data = self.model_dump()
-        for key, value in override.items():
-            if isinstance(value, BaseModel):
-                value = value.model_dump()
+        for key, given in override.items():
+            value = given.model_dump() if isinstance(given, BaseModel) else given
             if key == "reranking" and isinstance(value, dict):
                 data["reranking"] = {**data["reranking"], **value}
             else:

@@ -3,9 +3,10 @@
 Two registries keyed by backend name: ``vector`` (``edge``, ``qdrant``, ``pgvector``) and
 ``fulltext`` (``edge``, ``qdrant``, ``pgvector``, ``memory``). A backend is a factory of one
 contract per registry — ``(settings, dataset_id, dim)`` for vectors, ``(settings, dataset_id)``
-for BM25 — opening that dataset's store; anything the backend needs besides comes from :class:`Settings` (its URL,
-credentials, ...). Another backend registers by name (``vector_stores.add``) or installs an entry
-point ``vector.<name>`` / ``fulltext.<name>``; ``vector_backend`` / ``fulltext_backend`` then name it.
+for BM25 — opening that dataset's store; anything the backend needs besides comes from
+:class:`Settings` (its URL, credentials, ...). Another backend registers by name
+(``vector_stores.add``) or installs an entry point ``vector.<name>`` / ``fulltext.<name>``;
+``vector_backend`` / ``fulltext_backend`` then name it.
 
 With ``qdrant_url`` set, the default ``edge`` means the Qdrant server: the collections live there.
 """

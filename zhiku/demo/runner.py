@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -29,10 +30,8 @@ def corpus_files() -> list[Path]:
 
 def build_demo_dataset(kb: KnowledgeBase) -> Dataset:
     """(Re)create the ``demo`` dataset from the bundled files."""
-    try:
+    with contextlib.suppress(NotFound):
         kb.delete_dataset(DEMO_DATASET)
-    except NotFound:
-        pass
     dataset = kb.create_dataset(
         DEMO_DATASET,
         description="Qingshan Tea (青山茶业): products, brewing, policies, history — bilingual demo corpus",

@@ -43,24 +43,8 @@ def parse_qa_pairs(text: str) -> ParsedPairs:
 
     def finish() -> None:
         nonlocal question, current, current_kind
-        if current is None:
-            return
-        body = "\n".join(current).strip()
-        if current_kind == "q":
-            if question is not None:
-                result.problems.append(f"question without an answer: {question[:80]}")
-            question = body or None
-            if not body:
-                result.problems.append("an empty question")
-        else:
-            if question is None:
-                result.problems.append(f"answer without a question: {body[:80]}")
-            elif not body:
-                result.problems.append(f"question with an empty answer: {question[:80]}")
-                question = None
-            else:
-                result.pairs.append(QAPair(question, body))
-                question = None
+        if current is not None:
+            question = _read_entry(result, question, current_kind == "q", "\n".join(current).strip())
         current, current_kind = None, None
 
     for line in text.splitlines():
@@ -77,3 +61,21 @@ def parse_qa_pairs(text: str) -> ParsedPairs:
     if question is not None:
         result.problems.append(f"question without an answer: {question[:80]}")
     return result
+
+
+def _read_entry(result: ParsedPairs, question: str | None, is_question: bool, body: str) -> str | None:
+    """Record the entry just read (a pair or a problem) in ``result``; the question still
+    waiting for its answer afterwards."""
+    if is_question:
+        if question is not None:
+            result.problems.append(f"question without an answer: {question[:80]}")
+        if not body:
+            result.problems.append("an empty question")
+        return body or None
+    if question is None:
+        result.problems.append(f"answer without a question: {body[:80]}")
+    elif not body:
+        result.problems.append(f"question with an empty answer: {question[:80]}")
+    else:
+        result.pairs.append(QAPair(question, body))
+    return None

@@ -260,7 +260,7 @@ class KnowledgeBase:
         else:  # a dataset named twice (by name and by id, say) is searched once
             found = (self.dataset(name) for name in dict.fromkeys(datasets))
             targets = list({dataset.id: dataset for dataset in found}.values())
-        return self.routed_retrieval().retrieve(
+        return self.routed_retrieval().route(
             query,
             targets,
             routing=routing,

@@ -10,7 +10,7 @@ fewer, so a filter that keeps 99% of a dataset costs as little as one that keeps
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -258,32 +258,31 @@ def _sql(condition: CheckedCondition) -> ColumnElement[bool]:
     return column.is_not(None) & test
 
 
+_OPERATOR_SQL: dict[str, Callable[[ColumnElement[Any], Any], ColumnElement[bool]]] = {
+    "contains": lambda column, value: column.icontains(value, autoescape=True),
+    "not contains": lambda column, value: not_(column.icontains(value, autoescape=True)),
+    "start with": lambda column, value: column.istartswith(value, autoescape=True),
+    "end with": lambda column, value: column.iendswith(value, autoescape=True),
+    "is": lambda column, value: column == value,
+    "=": lambda column, value: column == value,
+    "is not": lambda column, value: column != value,
+    "≠": lambda column, value: column != value,
+    "in": lambda column, value: column.in_(value),
+    "not in": lambda column, value: column.not_in(value),
+    ">": lambda column, value: column > value,
+    "after": lambda column, value: column > value,
+    "<": lambda column, value: column < value,
+    "before": lambda column, value: column < value,
+    "≥": lambda column, value: column >= value,
+    "≤": lambda column, value: column <= value,
+}
+"""Each filter operator's SQL test on a metadata column."""
+
+
 def _compare(column: ColumnElement[Any], op: str, value: Any) -> ColumnElement[bool]:
-    if op == "contains":
-        return column.icontains(value, autoescape=True)
-    if op == "not contains":
-        return not_(column.icontains(value, autoescape=True))
-    if op == "start with":
-        return column.istartswith(value, autoescape=True)
-    if op == "end with":
-        return column.iendswith(value, autoescape=True)
-    if op in ("is", "="):
-        return column == value
-    if op in ("is not", "≠"):
-        return column != value
-    if op == "in":
-        return column.in_(value)
-    if op == "not in":
-        return column.not_in(value)
-    if op in (">", "after"):
-        return column > value
-    if op in ("<", "before"):
-        return column < value
-    if op == "≥":
-        return column >= value
-    if op == "≤":
-        return column <= value
-    raise AssertionError(f"operator {op!r} passed check_filter but has no SQL")
+    if op not in _OPERATOR_SQL:
+        raise AssertionError(f"operator {op!r} passed check_filter but has no SQL")
+    return _OPERATOR_SQL[op](column, value)
 
 
 def _as_datetime(seconds: float) -> datetime:

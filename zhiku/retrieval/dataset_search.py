@@ -1,6 +1,6 @@
 """DatasetSearch: one dataset's search — channels in parallel, live filter, fusion, cut-offs.
 
-A query runs through these steps, each visible in :meth:`DatasetSearch.retrieve_with_timings`:
+A query runs through these steps, each visible in :meth:`DatasetSearch.fused_with_timings`:
 
 1. every channel the config asks for (``semantic``, ``full_text``, ``keyword``) recalls
    ``config.effective_recall_k`` candidates — with ``search_in`` = ``originals+summaries`` also
@@ -114,7 +114,7 @@ class DatasetSearch:
 
     ``catalog`` answers which candidates may be returned, which are child chunks, the texts a
     rerank model reads and the hits' records (:class:`SegmentCatalog`); without it nothing is
-    filtered, ``reranking_model`` is unavailable and only :meth:`retrieve` (fused hits) answers.
+    filtered, ``reranking_model`` is unavailable and only :meth:`fused` (fused hits) answers.
     ``executor`` runs all channels but the first (which runs in the calling thread); share one
     bounded pool between services, but not the pool whose threads call ``search``, or a full pool
     deadlocks. Without one, the service owns a small pool: call :meth:`close` (or use it as a
@@ -149,14 +149,14 @@ class DatasetSearch:
         scope: DocumentScope | None = None,
     ) -> list[Hit]:
         """The served hits with their records (the catalog's), best first (or odd/even
-        reordered); see :meth:`retrieve_with_timings` for the arguments. Empty query → []."""
+        reordered); see :meth:`fused_with_timings` for the arguments. Empty query → []."""
         if self._catalog is None:
             raise ConfigError("a search for hits needs the dataset's segment catalog")
         catalog = self._catalog
         hits, read, _ = self._run(query, config, rerank_model, semantic_query, scope, catalog.hits)
         return read if read is not None else catalog.hits(hits)
 
-    def retrieve(
+    def fused(
         self,
         query: str,
         config: RetrievalConfig,
@@ -166,11 +166,11 @@ class DatasetSearch:
         scope: DocumentScope | None = None,
     ) -> list[FusedHit]:
         """The fused hits, best first (or odd/even reordered). Empty query → []."""
-        return self.retrieve_with_timings(
+        return self.fused_with_timings(
             query, config, rerank_model=rerank_model, semantic_query=semantic_query, scope=scope
         )[0]
 
-    def retrieve_with_timings(
+    def fused_with_timings(
         self,
         query: str,
         config: RetrievalConfig,

@@ -35,7 +35,9 @@ class SearchTarget(Protocol):
 
     def search_with(
         self, query: str, config: RetrievalConfig, *, semantic_query: str | None = None
-    ) -> list[Hit]: ...
+    ) -> list[Hit]:
+        """This dataset searched with ``config`` (the public ``Dataset.search_with``, so its name stays)."""
+        ...
 
 
 class RoutedRetrieval:
@@ -70,7 +72,7 @@ class RoutedRetrieval:
             return self._embedding_router
         return routers.factory(name)(self._context, self._embedding_router)
 
-    def retrieve(
+    def route(
         self,
         query: str,
         targets: Sequence[SearchTarget],

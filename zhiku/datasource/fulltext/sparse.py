@@ -131,7 +131,7 @@ class SparseBM25Store(PointStore):
         with self._lock:
             old = {
                 p.id: int(p.payload.get(LENGTH_KEY, 0))
-                for p in self._collection.retrieve(list(latest), False)
+                for p in self._collection.get_points(list(latest), False)
             }
             self._docs += len(latest) - len(old)
             self._total_length += sum(len(r.tokens) for r in latest.values()) - sum(old.values())
@@ -261,7 +261,7 @@ class SparseBM25Store(PointStore):
                 idf[term] = unseen
         if best:
             ids = list(dict.fromkeys(point_id for point_id, _ in best.values()))
-            points = {p.id: p for p in self._collection.retrieve(ids, True)}
+            points = {p.id: p for p in self._collection.get_points(ids, True)}
             for term, (point_id, score) in best.items():
                 point = points.get(point_id)
                 stored = 0.0

@@ -243,10 +243,10 @@ class EdgeCollection:
         with self._reading() as shard, store_errors("search", self._where):
             return [(str(p.id), float(p.score)) for p in shard.query(request)]
 
-    def retrieve(self, ids: Sequence[str], with_vector: bool) -> list[PointData]:
+    def get_points(self, ids: Sequence[str], with_vector: bool) -> list[PointData]:
         if not ids:
             return []
-        with self._reading() as shard, store_errors("retrieve", self._where):
+        with self._reading() as shard, store_errors("get_points", self._where):
             records = shard.retrieve(list(ids), True, [self.spec.name] if with_vector else False)
         return [point_from_record(r, self.spec, with_vector) for r in records]
 

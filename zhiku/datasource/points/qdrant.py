@@ -232,10 +232,10 @@ class ClientCollection:
             )
         return [(str(p.id), float(p.score)) for p in response.points]
 
-    def retrieve(self, ids: Sequence[str], with_vector: bool) -> list[PointData]:
+    def get_points(self, ids: Sequence[str], with_vector: bool) -> list[PointData]:
         if not ids:
             return []
-        with self._guard("retrieve"):
+        with self._guard("get_points"):
             records = self._require().retrieve(
                 self.collection,
                 list(ids),

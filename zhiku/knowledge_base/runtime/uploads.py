@@ -198,7 +198,7 @@ class Uploads:
 def _remove_all_but(folder: Path, keep: Path) -> None:
     """Remove everything in a document's folder but ``keep`` (and the sub-folder holding it)."""
     for other in folder.iterdir():
-        if other == keep or other == keep.parent:
+        if other in (keep, keep.parent):
             continue
         if other.is_dir() and not other.is_symlink():
             shutil.rmtree(other, ignore_errors=True)
