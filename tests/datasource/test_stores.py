@@ -45,10 +45,12 @@ def test_each_backend_opens_by_name(tmp_path: Path) -> None:
 
 def test_an_unknown_backend_is_refused_naming_the_setting_and_the_installed_ones(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path, vector_backend="pgvektor")
-    with pytest.raises(ConfigError, match=r"unknown vector_backend 'pgvektor'; installed: edge, pgvector, qdrant"):
+    refused = r"unknown vector_backend 'pgvektor'; installed: edge, pgvector, qdrant"
+    with pytest.raises(ConfigError, match=refused):
         check_backends(settings)
     with pytest.raises(ConfigError, match="vector_backend"):
         open_vector(settings, "d1", DIM)
-    with pytest.raises(ConfigError, match=r"fulltext_backend 'bm25'; installed: edge, memory, pgvector, qdrant"):
+    refused = r"fulltext_backend 'bm25'; installed: edge, memory, pgvector, qdrant"
+    with pytest.raises(ConfigError, match=refused):
         open_fulltext(Settings(home=tmp_path, fulltext_backend="bm25"), "d1")
 
