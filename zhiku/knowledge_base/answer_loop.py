@@ -7,7 +7,7 @@ datasets, and those its intents name, are resolved to ids here, within what the 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from zhiku.answers.assistant import AskRequest, Assistant
@@ -18,27 +18,31 @@ from zhiku.answers.understanding import SectionChoice
 from zhiku.core.config import Settings
 from zhiku.core.errors import NotFound
 from zhiku.knowledge_base.answering import build_assistant
-from zhiku.knowledge_base.cross_retrieval import CrossDatasetRetrieval
 from zhiku.knowledge_base.dataset_lifecycle import DatasetLifecycle
 from zhiku.knowledge_base.shared_models import SharedModels
+from zhiku.retrieval.types import RetrievalResult
 
 
 class AnswerLoop:
-    """``ask`` of the knowledge base, over its datasets, retrieval, models and ``conversations``."""
+    """``ask`` of the knowledge base, over its datasets, models and ``conversations``.
+
+    ``current_retrieve()`` gives the knowledge base's ``retrieve`` when the answer loop is
+    built: one replaced on the knowledge base (a test's spy, say) is the one answers search with.
+    """
 
     def __init__(
         self,
         settings: Settings,
         models: SharedModels,
         datasets: DatasetLifecycle,
-        retrieval: CrossDatasetRetrieval,
+        current_retrieve: Callable[[], Callable[..., RetrievalResult]],
         conversations: ConversationStore,
         lock: threading.Lock,
     ) -> None:
         self._settings = settings
         self._models = models
         self._datasets = datasets
-        self._retrieval = retrieval
+        self._current_retrieve = current_retrieve
         self.conversations = conversations
         self._lock = lock
         self._assistant: Assistant | None = None
@@ -105,7 +109,7 @@ class AnswerLoop:
         with self._lock:
             if self._assistant is None:
                 self._assistant = build_assistant(
-                    retrieve=self._retrieval.retrieve,
+                    retrieve=self._current_retrieve(),
                     embedding=embedding,
                     chat_model=self._models.chat_model,
                     conversations=self.conversations,

@@ -83,7 +83,7 @@ class KnowledgeBase:
             settings, self._sessions, self._models, self._datasets, self._lock
         )
         self._answers = AnswerLoop(
-            settings, self._models, self._datasets, self._retrieval, conversations, self._lock
+            settings, self._models, self._datasets, lambda: self.retrieve, conversations, self._lock
         )
         # on PostgreSQL, other processes (on other machines) may be indexing documents in their
         # own threads: recover only when none is connected (see ``db_locks``)
