@@ -1,6 +1,7 @@
 """KnowledgeBase: the public facade — settings, database, stores and models, shared by datasets.
 
-It opens the database and takes the owner lock, and hands each call to the part whose job it is:
+It opens the database and takes the owner lock (then makes the owner's repairs, see
+:mod:`.owner_repairs`), and hands each call to the part whose job it is:
 the shared models (:mod:`.shared_models`), each dataset's opened stores (:mod:`.opened_indexes`),
 datasets made and deleted (:mod:`.dataset_lifecycle`), retrieval across datasets
 (:mod:`.cross_retrieval`) and answers (:mod:`.answer_loop`). A method that is a collaborator's
