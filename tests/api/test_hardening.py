@@ -70,7 +70,7 @@ def test_600_rerank_names_are_refused_and_nothing_is_cached(quiet_app: Flask, qu
         body = {"query": "tea", "retrieval_model": {"reranking": rerank}}
         refused = _error(quiet_api.post(f"/v1/datasets/{dataset}/retrieve", json=body), 400, "invalid_param")
         assert "unknown rerank model" in refused["message"]
-    assert len(kb._reranks) == 0
+    assert len(kb._models._reranks) == 0
 
 
 def test_a_configured_rerank_name_is_accepted_and_a_missing_model_names_no_path(home: Path) -> None:
