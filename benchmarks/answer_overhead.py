@@ -38,11 +38,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmark this c
 from zhiku.answers.citations import finish  # noqa: E402
 from zhiku.answers.generation import answer_messages  # noqa: E402
 from zhiku.answers.memory import Turn  # noqa: E402
-from zhiku.text.language import language_of  # noqa: E402
 from zhiku.answers.types import Answer  # noqa: E402
 from zhiku.demo import load_questions  # noqa: E402
 from zhiku.demo.runner import build_demo_dataset  # noqa: E402
 from zhiku.knowledge_base import KnowledgeBase  # noqa: E402
+from zhiku.text.language import language_of  # noqa: E402
 
 TARGET_MS = 20.0
 WARMUP = 3

@@ -22,6 +22,7 @@ REGISTRIES: tuple[tuple[str, str, str], ...] = (
     ("zhiku.providers.embedding", "embedding_models", "embed segments and queries"),
     ("zhiku.datasource.stores", "vector_stores", "store and search vectors (setting vector_backend)"),
     ("zhiku.datasource.stores", "fulltext_stores", "search BM25 full text (setting fulltext_backend)"),
+    ("zhiku.datasource.stores", "keyword_stores", "search segment keywords (setting keyword_backend)"),
     ("zhiku.providers.rerank", "rerank_models", "rerank candidates (spec KIND:TARGET)"),
     ("zhiku.fusion.registry", "fusions", "fuse a dataset's channels (retrieval reranking.mode)"),
     ("zhiku.retrieval.routers", "routers", "pick one dataset for a query (besides 'embedding')"),

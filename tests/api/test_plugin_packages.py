@@ -28,6 +28,7 @@ from zhiku.answers.citations import citations_of
 from zhiku.benchmarking.synthetic import SyntheticEmbedding
 from zhiku.core.documents import Chunk, Document
 from zhiku.datasource.fulltext.memory import RankBM25Store
+from zhiku.datasource.keyword.store import CHILD_POSTINGS, SEGMENT_POSTINGS, KeywordStore
 from zhiku.datasource.vector.edge import EdgeVectorStore
 from zhiku.extractors.base import read_bytes
 from zhiku.fusion.fusion import max_score
@@ -112,6 +113,11 @@ def okapi(settings, dataset_id):
     return RankBM25Store()
 
 
+def tallied(settings, sessions, dataset_id, tokenizer, *, children):
+    trace("keyword.tallied")
+    return KeywordStore(sessions, dataset_id, tokenizer, CHILD_POSTINGS if children else SEGMENT_POSTINGS)
+
+
 class Overlap:
     """Scores a text by the share of the query's words in it."""
 
@@ -175,6 +181,7 @@ ENTRY_POINTS = {
     "embedding.letters": "Letters",
     "vector.plain": "plain_vectors",
     "fulltext.okapi": "okapi",
+    "keyword.tallied": "tallied",
     "rerank.overlap": "Overlap",
     "routers.first": "FirstByName",
     "fusion.best_channel": "best_channel",
@@ -197,7 +204,7 @@ from zhiku.core.errors import ConfigError
 
 home, files = Path(sys.argv[3]), Path(sys.argv[4])
 settings = {"embedding_model": "letters", "vector_backend": "plain", "fulltext_backend": "okapi",
-            "rerank_model": "overlap:words"}
+            "keyword_backend": "tallied", "rerank_model": "overlap:words"}
 app = make_app(home, **settings)
 context = context_of(app)
 kb = context.kb
@@ -378,6 +385,7 @@ def test_every_kind_is_used_by_name_through_the_cli(package: dict[str, Any], tmp
         "ZHIKU_EMBEDDING_MODEL": "letters",
         "ZHIKU_VECTOR_BACKEND": "plain",
         "ZHIKU_FULLTEXT_BACKEND": "okapi",
+        "ZHIKU_KEYWORD_BACKEND": "tallied",
         "ZHIKU_RERANK_MODEL": "overlap:words",
     }
 

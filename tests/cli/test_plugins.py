@@ -38,6 +38,7 @@ def test_plugins_lists_every_registry_with_built_in_and_entry_point_names(
         "embedding",
         "vector",
         "fulltext",
+        "keyword",
     } <= set(kinds)
     splitters = kinds["splitters"]
     assert {"recursive", "fixed_separator"} <= set(splitters["registered"])
@@ -45,6 +46,7 @@ def test_plugins_lists_every_registry_with_built_in_and_entry_point_names(
     assert "sentences" in splitters["names"] and "recursive" in splitters["names"]
     assert "pdf" in kinds["extractors"]["names"] and "qa_model" in kinds["index_processors"]["names"]
     assert {"function_call", "react"} <= set(kinds["routers"]["names"])
+    assert kinds["keyword"]["registered"] == ["postings"]
     assert listed["unclaimed_entry_points"] == ["splitter.typo"]
 
     text = run("plugins").output

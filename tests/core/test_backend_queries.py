@@ -23,7 +23,8 @@ from zhiku.core.db.models import EmbeddingCacheRow
 from zhiku.datasource.keyword import KeywordStore
 from zhiku.datasource.keyword.store import bm25_idf
 from zhiku.knowledge_base.indexing.embedding_cache import DatabaseEmbeddingCache
-from zhiku.knowledge_base.runtime.jobs import IndexingQueue, Job
+from zhiku.knowledge_base.runtime.claims import Job
+from zhiku.knowledge_base.runtime.jobs import IndexingQueue
 from zhiku.knowledge_base.runtime.uploads import Uploads
 from zhiku.text.tokenizer import Tokenizer
 

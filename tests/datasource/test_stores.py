@@ -5,14 +5,25 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sqlalchemy.orm import sessionmaker
 
 from zhiku.core.config import Settings
 from zhiku.core.errors import ConfigError
 from zhiku.datasource.fulltext.memory import RankBM25Store
 from zhiku.datasource.fulltext.sparse import EdgeSparseBM25Store, QdrantClientSparseBM25Store
-from zhiku.datasource.stores import check_backends, fulltext_stores, open_fulltext, open_vector, vector_stores
+from zhiku.datasource.keyword.store import CHILD_POSTINGS, SEGMENT_POSTINGS, KeywordStore
+from zhiku.datasource.stores import (
+    check_backends,
+    fulltext_stores,
+    keyword_stores,
+    open_fulltext,
+    open_keywords,
+    open_vector,
+    vector_stores,
+)
 from zhiku.datasource.vector.edge import EdgeVectorStore
 from zhiku.datasource.vector.qdrant import QdrantClientVectorStore
+from zhiku.text.tokenizer import Tokenizer
 
 DIM = 8
 
@@ -54,3 +65,20 @@ def test_an_unknown_backend_is_refused_naming_the_setting_and_the_installed_ones
     with pytest.raises(ConfigError, match=refused):
         open_fulltext(Settings(home=tmp_path, fulltext_backend="bm25"), "d1")
 
+
+
+def test_keyword_stores_open_by_name_for_segments_or_child_chunks(tmp_path: Path) -> None:
+    assert keyword_stores.names() == ["postings"]
+    settings = Settings(home=tmp_path)
+    segments = open_keywords(settings, sessionmaker(), "d1", Tokenizer())
+    children = open_keywords(settings, sessionmaker(), "d1", Tokenizer(), children=True)
+    assert isinstance(segments, KeywordStore) and isinstance(children, KeywordStore)
+    assert segments._layout is SEGMENT_POSTINGS and children._layout is CHILD_POSTINGS
+
+
+def test_an_unknown_keyword_backend_is_refused_naming_the_installed_ones(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path, keyword_backend="bm25")
+    with pytest.raises(ConfigError, match=r"unknown keyword_backend 'bm25'; installed: postings"):
+        check_backends(settings)
+    with pytest.raises(ConfigError, match="keyword_backend"):
+        open_keywords(settings, sessionmaker(), "d1", Tokenizer())

@@ -35,7 +35,7 @@ def _running_document(kb: KnowledgeBase, owner: str, lease_seconds: float) -> st
     jobs = IndexingQueue(kb.sessions, open_uploads(kb.settings, kb.sessions))
     dataset = kb.create_dataset("tea", embedding_model="synthetic")
     document_id = jobs.enqueue(dataset.id, "notes", b"oolong", file_name="notes.txt", batch=new_batch())
-    assert jobs.claim_document(document_id, owner, lease_seconds) is not None
+    assert jobs.leases.claim_document(document_id, owner, lease_seconds) is not None
     return document_id
 
 

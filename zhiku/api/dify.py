@@ -19,8 +19,9 @@ from zhiku.core.document_status import IN_PROGRESS
 from zhiku.core.documents import Hit
 from zhiku.index_processors import index_processors
 from zhiku.knowledge_base.catalog import DatasetCounts, DatasetSummary
+from zhiku.knowledge_base.indexing.child_chunks import StoredChild
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
-from zhiku.knowledge_base.indexing.segments import SEGMENT_STATUS, StoredChild, StoredSegment
+from zhiku.knowledge_base.indexing.segments import SEGMENT_STATUS, StoredSegment
 from zhiku.knowledge_base.records import DocumentInfo
 from zhiku.knowledge_base.runtime.jobs import JobState
 from zhiku.splitters import splitters

@@ -14,7 +14,8 @@ from zhiku.cli.common import dataset_option, open_knowledge_base
 from zhiku.cli.lookup import find_document
 from zhiku.cli.output import echo_segment, json_option, print_json, segment_json, segment_line
 from zhiku.knowledge_base import Dataset
-from zhiku.knowledge_base.indexing.segments import StoredChild, StoredSegment
+from zhiku.knowledge_base.indexing.child_chunks import StoredChild
+from zhiku.knowledge_base.indexing.segments import StoredSegment
 
 
 @click.group()

@@ -52,6 +52,9 @@ class Settings(BaseModel):
     #: ``qdrant`` (qdrant-client), ``memory`` (BM25 only, rank_bm25, not persisted)
     vector_backend: str = "edge"
     fulltext_backend: str = "edge"
+    #: backend name of the ``keyword`` store registry: ``postings`` (jieba keywords' postings in
+    #: the metadata database)
+    keyword_backend: str = "postings"
     qdrant_url: str | None = None
     # Qdrant server or cluster (qdrant-client), used when ``qdrant_url`` is set
     qdrant_api_key: Secret | None = None

@@ -1,25 +1,33 @@
-"""A dataset's vector and BM25 stores, opened by the backend name the settings give.
+"""A dataset's vector, BM25 and keyword stores, opened by the backend name the settings give.
 
-Two registries keyed by backend name: ``vector`` (``edge``, ``qdrant``, ``pgvector``) and
-``fulltext`` (``edge``, ``qdrant``, ``pgvector``, ``memory``). A backend is a factory of one
-contract per registry — ``(settings, dataset_id, dim)`` for vectors, ``(settings, dataset_id)``
-for BM25 — opening that dataset's store; anything the backend needs besides comes from
-:class:`Settings` (its URL, credentials, ...). Another backend registers by name
-(``vector_stores.add``) or installs an entry point ``vector.<name>`` / ``fulltext.<name>``;
-``vector_backend`` / ``fulltext_backend`` then name it.
+Three registries keyed by backend name: ``vector`` (``edge``, ``qdrant``, ``pgvector``),
+``fulltext`` (``edge``, ``qdrant``, ``pgvector``, ``memory``) and ``keyword`` (``postings``, in
+the metadata database). A backend is a factory of one contract per registry —
+``(settings, dataset_id, dim)`` for vectors, ``(settings, dataset_id)`` for BM25,
+``(settings, sessions, dataset_id, tokenizer, *, children)`` for keywords — opening that
+dataset's store; anything the backend needs besides comes from :class:`Settings` (its URL,
+credentials, ...). Another backend registers by name (``vector_stores.add``) or installs an entry
+point ``vector.<name>`` / ``fulltext.<name>`` / ``keyword.<name>``; ``vector_backend`` /
+``fulltext_backend`` / ``keyword_backend`` then name it.
 
 With ``qdrant_url`` set, the default ``edge`` means the Qdrant server: the collections live there.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.config import Settings
 from zhiku.core.registry import Registry
 from zhiku.datasource.fulltext.base import FullTextStore
 from zhiku.datasource.points.server import QdrantServer
 from zhiku.datasource.vector.base import VectorStore
+from zhiku.text.tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from zhiku.datasource.keyword.store import KeywordStore
 
 
 class VectorStoreFactory(Protocol):
@@ -35,15 +43,33 @@ class FullTextStoreFactory(Protocol):
     def __call__(self, settings: Settings, dataset_id: str, /) -> FullTextStore: ...
 
 
+class KeywordStoreFactory(Protocol):
+    """The contract of the ``keyword`` registry: one keyword store per dataset, of its segments
+    or (``children``) of its child chunks, searching keywords cut by ``tokenizer``."""
+
+    def __call__(
+        self,
+        settings: Settings,
+        sessions: sessionmaker[Session],
+        dataset_id: str,
+        tokenizer: Tokenizer,
+        /,
+        *,
+        children: bool,
+    ) -> KeywordStore: ...
+
+
 vector_stores: Registry[VectorStoreFactory] = Registry("vector")
 fulltext_stores: Registry[FullTextStoreFactory] = Registry("fulltext")
+keyword_stores: Registry[KeywordStoreFactory] = Registry("keyword")
 
 
 def check_backends(settings: Settings) -> None:
-    """ConfigError unless ``vector_backend`` and ``fulltext_backend`` name installed backends
-    (the message lists them)."""
+    """ConfigError unless ``vector_backend``, ``fulltext_backend`` and ``keyword_backend`` name
+    installed backends (the message lists them)."""
     vector_stores.check(settings.vector_backend, "vector_backend")
     fulltext_stores.check(settings.fulltext_backend, "fulltext_backend")
+    keyword_stores.check(settings.keyword_backend, "keyword_backend")
 
 
 def open_vector(settings: Settings, dataset_id: str, dim: int) -> VectorStore:
@@ -56,6 +82,20 @@ def open_fulltext(settings: Settings, dataset_id: str) -> FullTextStore:
     """The dataset's BM25 store, of backend ``fulltext_backend``."""
     name = fulltext_stores.check(settings.fulltext_backend, "fulltext_backend")
     return fulltext_stores.factory(_on_server(settings, name))(settings, dataset_id)
+
+
+def open_keywords(
+    settings: Settings,
+    sessions: sessionmaker[Session],
+    dataset_id: str,
+    tokenizer: Tokenizer,
+    *,
+    children: bool = False,
+) -> KeywordStore:
+    """The dataset's keyword store (of its child chunks with ``children``), of backend
+    ``keyword_backend``."""
+    name = keyword_stores.check(settings.keyword_backend, "keyword_backend")
+    return keyword_stores.factory(name)(settings, sessions, dataset_id, tokenizer, children=children)
 
 
 def _on_server(settings: Settings, name: str) -> str:
@@ -130,3 +170,18 @@ def _pgvector_fulltext(settings: Settings, dataset_id: str, /) -> FullTextStore:
     from zhiku.datasource.fulltext.pgvector import open_pgvector_fulltext
 
     return open_pgvector_fulltext(settings, dataset_id)
+
+
+@keyword_stores.register("postings")
+def _postings_keywords(
+    settings: Settings,
+    sessions: sessionmaker[Session],
+    dataset_id: str,
+    tokenizer: Tokenizer,
+    /,
+    *,
+    children: bool,
+) -> KeywordStore:
+    from zhiku.datasource.keyword.store import CHILD_POSTINGS, SEGMENT_POSTINGS, KeywordStore
+
+    return KeywordStore(sessions, dataset_id, tokenizer, CHILD_POSTINGS if children else SEGMENT_POSTINGS)

@@ -6,12 +6,9 @@ The scores are those of ``sparse.py`` (Lucene's BM25, the dataset's own tokens, 
 document frequencies: the query vector holds each term's count times its IDF, and the score is
 the inner product (``<#>``) with the record's stored weights.
 
-Tables, beside the records (``<table>``: ``length``, ``terms`` and their ``counts``, the
-``weights`` and the corpus statistics each record was weighted with):
-
-- ``<table>_terms``: how many records hold each term (every record, disabled ones and summaries
-  included, as in Qdrant);
-- ``<table>_stats``: one row, the number of records and their total length.
+The records' table (``<table>``: ``length``, ``terms`` and their ``counts``, the ``weights``
+and the corpus statistics each record was weighted with) has two statistics tables beside it
+(:mod:`.pg_statistics`): records per term, and the number of records and their total length.
 
 Every write updates the three in one transaction holding the stats row's lock, so the
 statistics cannot drift from the records and any number of processes may write (one at a time
@@ -41,12 +38,9 @@ from sqlalchemy import (
     Float,
     Index,
     Integer,
-    SmallInteger,
-    Table,
     any_,
     bindparam,
     delete,
-    func,
     literal,
     select,
     update,
@@ -58,6 +52,7 @@ from zhiku.core.scope import DocumentScope
 from zhiku.core.sections import ancestors
 from zhiku.datasource.fulltext import bm25_math
 from zhiku.datasource.fulltext.base import TextRecord
+from zhiku.datasource.fulltext.pg_statistics import CorpusStatistics
 from zhiku.datasource.fulltext.sparse import OPTIMIZE_TOLERANCE
 from zhiku.datasource.points.collection import canonical_ids
 from zhiku.datasource.points.pgvector import ID_ARRAY, PgPointStore, store_url, table_prefix
@@ -65,9 +60,7 @@ from zhiku.datasource.points.pgvector import ID_ARRAY, PgPointStore, store_url, 
 #: pgvector's largest ``sparsevec`` dimension count; term ids are folded below it.
 SPARSE_DIM = 1_000_000_000
 _INT_ARRAY = ARRAY(Integer)
-_BIG_ARRAY = ARRAY(BigInteger)
 _REWEIGHT_BATCH = 1024
-_STATS_ROW = 1
 
 
 def folded_counts(tokens: Iterable[str]) -> dict[int, int]:
@@ -106,64 +99,19 @@ class PgBM25Store(PgPointStore):
         super().__init__(url, table, columns)
 
     def _create(self, connection: Connection) -> None:
-        self.term_docs = Table(
-            f"{self.table_name}_terms",
-            self.metadata,
-            Column("term", Integer, primary_key=True),
-            Column("docs", BigInteger, nullable=False),
-        )
-        self.stats = Table(
-            f"{self.table_name}_stats",
-            self.metadata,
-            Column("id", SmallInteger, primary_key=True),
-            Column("docs", BigInteger, nullable=False),
-            Column("length", BigInteger, nullable=False),
-        )
+        self.statistics = CorpusStatistics(self.metadata, self.table_name)
         Index(f"{self.table_name}_terms_gin", self.table.c.terms, postgresql_using="gin")
         Index(f"{self.table_name}_sections", self.table.c.sections, postgresql_using="gin")
         super()._create(connection)
-        connection.execute(
-            insert(self.stats).values(id=_STATS_ROW, docs=0, length=0).on_conflict_do_nothing()
-        )
+        self.statistics.create_row(connection)
 
     # -- statistics --------------------------------------------------------------------------
-
-    def _stats(self, connection: Connection, *, lock: bool = False) -> tuple[int, int]:
-        """The number of records and their total length (``lock``: held until the commit)."""
-        statement = select(self.stats.c.docs, self.stats.c.length).where(self.stats.c.id == _STATS_ROW)
-        docs, length = connection.execute(statement.with_for_update() if lock else statement).one()
-        return int(docs), int(length)
 
     @property
     def avgdl(self) -> float:
         """Current average record length in tokens (1.0 while the store is empty)."""
         with self._errors("read statistics"), self.engine.connect() as connection:
-            return bm25_math.average_length(*self._stats(connection))
-
-    def _change_term_docs(self, connection: Connection, change: Counter[int]) -> None:
-        """Add ``change`` to the terms' record counts and forget the terms no record holds any
-        more. One statement over two arrays: a batch of 512 records changes some 10,000 terms,
-        which as many parameter rows took ten times longer."""
-        changed = sorted((term, n) for term, n in change.items() if n)
-        if not changed:
-            return
-        terms = [term for term, _ in changed]
-        rows = select(
-            func.unnest(literal(terms, _INT_ARRAY)), func.unnest(literal([n for _, n in changed], _BIG_ARRAY))
-        )
-        statement = insert(self.term_docs).from_select(["term", "docs"], rows)
-        statement = statement.on_conflict_do_update(
-            index_elements=[self.term_docs.c.term],
-            set_={"docs": self.term_docs.c.docs + statement.excluded.docs},
-        )
-        connection.execute(statement)
-        fewer = [term for term, n in changed if n < 0]
-        if fewer:
-            connection.execute(
-                delete(self.term_docs).where(
-                    self.term_docs.c.term == any_(literal(fewer, _INT_ARRAY)), self.term_docs.c.docs <= 0
-                )
-            )
+            return bm25_math.average_length(*self.statistics.read(connection))
 
     def _weights(
         self, terms: Sequence[int], counts: Sequence[int], length: int, avgdl: float
@@ -183,7 +131,7 @@ class PgBM25Store(PgPointStore):
         counted = {point_id: folded_counts(r.tokens) for point_id, r in latest.items()}
         table = self.table
         with self._errors("upsert"), self.engine.begin() as connection:
-            docs, total = self._stats(connection, lock=True)
+            docs, total = self.statistics.read(connection, lock=True)
             old = connection.execute(
                 select(table.c.length, table.c.terms).where(
                     table.c.id == any_(literal(list(latest), ID_ARRAY))
@@ -223,11 +171,11 @@ class PgBM25Store(PgPointStore):
                 set_={name: statement.excluded[name] for name in rows[0] if name != "id"},
             )
             connection.execute(statement, rows)
-            self._change_term_docs(connection, change)
-            connection.execute(update(self.stats).values(docs=docs, length=total))
+            self.statistics.change_term_docs(connection, change)
+            self.statistics.write(connection, docs, total)
 
     def _delete(self, connection: Connection, condition: ColumnElement[bool]) -> None:
-        docs, total = self._stats(connection, lock=True)
+        docs, total = self.statistics.read(connection, lock=True)
         gone = connection.execute(
             delete(self.table).where(condition).returning(self.table.c.length, self.table.c.terms)
         ).all()
@@ -236,10 +184,8 @@ class PgBM25Store(PgPointStore):
         change: Counter[int] = Counter()
         for _, terms in gone:
             change.subtract(terms)
-        self._change_term_docs(connection, change)
-        connection.execute(
-            update(self.stats).values(docs=docs - len(gone), length=total - sum(length for length, _ in gone))
-        )
+        self.statistics.change_term_docs(connection, change)
+        self.statistics.write(connection, docs - len(gone), total - sum(length for length, _ in gone))
 
     def reweight(self, tolerance: float = 0.0) -> int:
         """Rewrite the records weighted with another avgdl, k1 or b; returns how many changed.
@@ -267,7 +213,7 @@ class PgBM25Store(PgPointStore):
         changed, after = 0, None
         while True:
             with self._errors("reweight"), self.engine.begin() as connection:
-                docs, total = self._stats(connection, lock=True)
+                docs, total = self.statistics.read(connection, lock=True)
                 avgdl = bm25_math.average_length(docs, total)
                 page = select(*columns).order_by(table.c.id).limit(_REWEIGHT_BATCH)
                 rows = connection.execute(page if after is None else page.where(table.c.id > after)).all()
@@ -298,17 +244,6 @@ class PgBM25Store(PgPointStore):
 
     # -- reads -------------------------------------------------------------------------------
 
-    def _idf(self, connection: Connection, terms: Sequence[int]) -> tuple[int, dict[int, float]]:
-        """The number of records, and the IDF of each of ``terms`` some record holds."""
-        docs, _ = self._stats(connection)
-        held = connection.execute(
-            select(self.term_docs.c.term, self.term_docs.c.docs).where(
-                self.term_docs.c.term == any_(literal(list(terms), _INT_ARRAY))
-            )
-        ).all()
-        n = max(docs, 1)
-        return n, {int(term): bm25_math.lucene_idf(n, int(count)) for term, count in held if count > 0}
-
     def search(
         self,
         query_tokens: Sequence[str],
@@ -328,7 +263,7 @@ class PgBM25Store(PgPointStore):
         if not weights or limit <= 0 or (scope is not None and scope.empty):
             return []
         with self._errors("search"), self._snapshot() as connection:
-            _, idf = self._idf(connection, list(weights))
+            _, idf = self.statistics.idf(connection, list(weights))
             if not idf:
                 return []
             values = {term: weights[term] * value for term, value in idf.items()}
@@ -379,7 +314,7 @@ class PgBM25Store(PgPointStore):
         if not weights:
             return 0.0
         with self._errors("read statistics"), self._snapshot() as connection:
-            n, idf = self._idf(connection, list(weights))
+            n, idf = self.statistics.idf(connection, list(weights))
         unseen = bm25_math.lucene_idf(n, 1)
         return math.fsum(count * idf.get(term, unseen) * (self.k1 + 1.0) for term, count in weights.items())
 

@@ -26,9 +26,8 @@ from zhiku.core.config import Settings
 from zhiku.core.db.models import DatasetRow
 from zhiku.core.documents import Segment
 from zhiku.core.errors import ConfigError
-from zhiku.datasource.keyword import KeywordExtractor, KeywordStore
-from zhiku.datasource.keyword.store import CHILD_POSTINGS
-from zhiku.datasource.stores import open_fulltext, open_vector
+from zhiku.datasource.keyword import KeywordExtractor
+from zhiku.datasource.stores import open_fulltext, open_keywords, open_vector
 from zhiku.knowledge_base.indexing.document_writes import DocumentVersion, DocumentWrites
 from zhiku.knowledge_base.indexing.embedding_cache import DatabaseEmbeddingCache
 from zhiku.knowledge_base.indexing.journal import PointJournal
@@ -97,8 +96,8 @@ class DatasetIndex:
             )
         self.vector = open_vector(settings, dataset.id, dataset.embedding_dim)
         self.fulltext = open_fulltext(settings, dataset.id)
-        self.keywords = KeywordStore(sessions, dataset.id, self.tokenizer)
-        self.child_keywords = KeywordStore(sessions, dataset.id, self.tokenizer, CHILD_POSTINGS)
+        self.keywords = open_keywords(settings, sessions, dataset.id, self.tokenizer)
+        self.child_keywords = open_keywords(settings, sessions, dataset.id, self.tokenizer, children=True)
         engine = _engine_of(sessions)
         self.catalog = ServedSegments(sessions, engine, dataset.id)
         # re-entrant: an edit holds it from reading a segment to writing it (see ``editing``);

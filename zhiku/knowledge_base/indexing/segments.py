@@ -7,7 +7,7 @@ BM25 and keyword stores; ``enabled`` flips its flag in the stores; ``answer`` is
 A segment with child chunks is a parent (its document was indexed as ``hierarchical_model``):
 an edited parent, and a segment added to such a document, is cut into children again (its
 keywords are not indexed: its children are), and each child chunk can be listed, added, changed
-and deleted (Dify's child chunk endpoints), re-indexing that parent's children.
+and deleted (Dify's child chunk endpoints, :mod:`.child_chunks`), re-indexing that parent's children.
 """
 
 from __future__ import annotations
@@ -15,22 +15,28 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from pathlib import Path
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from zhiku.core.db.models import CHILD_KIND, ChildChunkRow, DocumentJobRow, DocumentRow, SegmentRow
-from zhiku.core.document_status import FINISHED, IN_PROGRESS
-from zhiku.core.documents import ChildChunk, Segment, child_chunk_id, content_hash, segment_id
+from zhiku.core.db.models import CHILD_KIND, ChildChunkRow, DocumentRow, SegmentRow
+from zhiku.core.delegation import Delegated
+from zhiku.core.document_status import FINISHED
+from zhiku.core.documents import Segment, content_hash, segment_id
 from zhiku.core.errors import InvalidInput, NotFound
 from zhiku.index_processors.parent_child import child_chunks
+from zhiku.knowledge_base.indexing.child_chunks import ChildChunkEditor
 from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
-from zhiku.knowledge_base.records import child_of, segment_of
-from zhiku.knowledge_base.runtime.jobs import ArchivedDocument, DocumentIndexing, InvalidState
-from zhiku.splitters import TiktokenLength, TransformersTokenizerLength
-from zhiku.splitters.length import LengthFunction
+from zhiku.knowledge_base.indexing.segment_checks import (
+    EditableRows,
+    check_keywords,
+    check_text,
+    length_function,
+    non_empty,
+)
+from zhiku.knowledge_base.records import segment_of
+from zhiku.knowledge_base.runtime.jobs import InvalidState
 
 #: Every stored segment is indexed: its row is written in the transaction that indexes it.
 SEGMENT_STATUS = "completed"
@@ -47,27 +53,10 @@ class StoredSegment:
 
 
 @dataclass(frozen=True)
-class StoredChild:
-    """A child chunk as stored, with its parent segment and document."""
-
-    chunk: ChildChunk
-    segment_id: str
-    document_id: str
-    created_at: datetime
-
-
-@dataclass(frozen=True)
 class NewSegment:
     content: str
     answer: str | None = None
     keywords: Sequence[str] = ()
-
-
-def length_function(spec: PipelineSpec) -> LengthFunction:
-    """The token counter the dataset's splitter uses, so edited segments count tokens the same way."""
-    return (
-        TiktokenLength() if spec.length == "cl100k_base" else TransformersTokenizerLength(Path(spec.length))
-    )
 
 
 class SegmentEditor:
@@ -84,6 +73,8 @@ class SegmentEditor:
         self._dataset_id = dataset_id
         self._index = index
         self._spec = spec
+        self._rows = EditableRows(dataset_id)
+        self._child_chunks = ChildChunkEditor(sessions, self._rows, index, spec)
 
     def _has_children(self, session: Session, *, document_id: str = "", segment_id_: str = "") -> bool:
         """Whether a segment (or any segment of a document) is a parent of child chunks."""
@@ -120,7 +111,7 @@ class SegmentEditor:
         """
         with self._sessions() as session:
             if document_id is not None:
-                self._document(session, document_id)
+                self._rows.document(session, document_id)
             if statuses and SEGMENT_STATUS not in statuses:
                 return [], 0
             query = (
@@ -144,8 +135,8 @@ class SegmentEditor:
 
     def get(self, document_id: str, segment_id_: str) -> StoredSegment:
         with self._sessions() as session:
-            self._document(session, document_id)
-            return _stored(self._segment(session, document_id, segment_id_))
+            self._rows.document(session, document_id)
+            return _stored(self._rows.segment(session, document_id, segment_id_))
 
     def find(self, segment_id_: str) -> StoredSegment:
         """A segment of this dataset by its id alone (its document is in the segment)."""
@@ -170,7 +161,7 @@ class SegmentEditor:
         """Append segments to an indexed document (Q&A documents need an answer for each)."""
         with self._index().editing():  # the next free position stays free until written
             with self._sessions() as session:
-                document = self._editable(session, document_id)
+                document = self._rows.editable(session, document_id)
                 if document.status not in FINISHED:
                     raise InvalidState(
                         f"document {document_id!r} is {document.status}; "
@@ -189,9 +180,9 @@ class SegmentEditor:
             length = length_function(self._spec)
             segments = []
             for offset, item in enumerate(items):
-                content = _non_empty(item.content)
-                _check_text("answer", item.answer)
-                _check_keywords(item.keywords)
+                content = non_empty(item.content)
+                check_text("answer", item.answer)
+                check_keywords(item.keywords)
                 position = int(start or 0) + offset
                 segments.append(
                     Segment(
@@ -222,17 +213,17 @@ class SegmentEditor:
         enabled: bool | None = None,
     ) -> StoredSegment:
         """Change a segment; only what changed is re-indexed, and only for this segment."""
-        _check_text("answer", answer)
+        check_text("answer", answer)
         if keywords is not None:
-            _check_keywords(keywords)
+            check_keywords(keywords)
         with self._index().editing():  # no other write between reading the segment and writing it
             with self._sessions() as session:
-                self._editable(session, document_id)
-                current = _stored(self._segment(session, document_id, segment_id_)).segment
+                self._rows.editable(session, document_id)
+                current = _stored(self._rows.segment(session, document_id, segment_id_)).segment
                 parent = self._has_children(session, segment_id_=segment_id_)
             changed = replace(current)
             if content is not None:
-                changed.content = _non_empty(content)
+                changed.content = non_empty(content)
                 changed.hash = content_hash(changed.content)
                 changed.tokens = length_function(self._spec)(changed.content)
                 if keywords is None:
@@ -256,8 +247,8 @@ class SegmentEditor:
     def delete(self, document_id: str, segment_id_: str) -> None:
         with self._index().editing():
             with self._sessions() as session:
-                self._editable(session, document_id)
-                self._segment(session, document_id, segment_id_)
+                self._rows.editable(session, document_id)
+                self._rows.segment(session, document_id, segment_id_)
             self._index().delete_segments([segment_id_])
 
     def _update_row(self, segment: Segment, *, enabled_changed: bool) -> None:
@@ -272,170 +263,11 @@ class SegmentEditor:
 
     # -- child chunks (parent-child datasets) ---------------------------------------------------
 
-    def children(
-        self,
-        document_id: str,
-        segment_id_: str,
-        *,
-        offset: int = 0,
-        limit: int = 20,
-        keyword: str | None = None,
-    ) -> tuple[list[StoredChild], int]:
-        """One page of a parent segment's child chunks in order, and how many match in all;
-        ``keyword`` matches their content case-insensitively."""
-        with self._sessions() as session:
-            self._document(session, document_id)
-            self._segment(session, document_id, segment_id_)
-            query = select(ChildChunkRow).where(
-                ChildChunkRow.segment_id == segment_id_, ChildChunkRow.kind == CHILD_KIND
-            )
-            if keyword:
-                query = query.where(ChildChunkRow.content.icontains(keyword, autoescape=True))
-            total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
-            rows = session.scalars(query.order_by(ChildChunkRow.position).offset(offset).limit(limit)).all()
-            return [_stored_child(row, document_id) for row in rows], int(total)
-
-    def child_counts(self, segment_ids: Sequence[str]) -> dict[str, int]:
-        """How many child chunks each of these segments has (parents only appear)."""
-        if not segment_ids:
-            return {}
-        with self._sessions() as session:
-            rows = session.execute(
-                select(ChildChunkRow.segment_id, func.count())
-                .where(ChildChunkRow.segment_id.in_(list(segment_ids)))
-                .group_by(ChildChunkRow.segment_id)
-            )
-            return {segment_id: int(count) for segment_id, count in rows}
-
-    def add_child(self, document_id: str, segment_id_: str, content: str) -> StoredChild:
-        """Append a child chunk to a parent; its children are indexed again (all or none)."""
-        text = _non_empty(content)
-        with self._index().editing():
-            parent = self._parent(document_id, segment_id_)
-            position = max((c.position for c in parent.children), default=-1) + 1
-            child = ChildChunk(
-                id=child_chunk_id(parent.id, position, text),
-                position=position,
-                content=text,
-                tokens=length_function(self._spec)(text),
-                hash=content_hash(text),
-            )
-            self._index().write_segments([replace(parent, children=[*parent.children, child])])
-        return self._child(document_id, segment_id_, child.id)
-
-    def update_child(self, document_id: str, segment_id_: str, child_id: str, content: str) -> StoredChild:
-        """Change a child chunk's content (it keeps its id); its parent's text is left as it is."""
-        text = _non_empty(content)
-        with self._index().editing():
-            parent = self._parent(document_id, segment_id_)
-            children = list(parent.children)
-            index = _child_index(children, child_id)
-            children[index] = replace(
-                children[index],
-                content=text,
-                hash=content_hash(text),
-                tokens=length_function(self._spec)(text),
-                keywords=[],
-            )
-            self._index().write_segments([replace(parent, children=children)])
-        return self._child(document_id, segment_id_, child_id)
-
-    def delete_child(self, document_id: str, segment_id_: str, child_id: str) -> None:
-        """Remove a child chunk; a parent keeps at least one (delete the segment instead)."""
-        with self._index().editing():
-            parent = self._parent(document_id, segment_id_)
-            index = _child_index(list(parent.children), child_id)
-            if len(parent.children) == 1:
-                raise InvalidInput(
-                    "a parent segment keeps at least one child chunk; delete the segment instead"
-                )
-            children = [c for i, c in enumerate(parent.children) if i != index]
-            self._index().write_segments([replace(parent, children=children)])
-
-    def _parent(self, document_id: str, segment_id_: str) -> Segment:
-        """A parent segment with its stored children, of an editable document."""
-        with self._sessions() as session:
-            self._editable(session, document_id)
-            parent = segment_of(self._segment(session, document_id, segment_id_))
-            of_parent = select(ChildChunkRow).where(
-                ChildChunkRow.segment_id == segment_id_, ChildChunkRow.kind == CHILD_KIND
-            )
-            rows = session.scalars(of_parent.order_by(ChildChunkRow.position)).all()
-            if not rows:
-                raise InvalidInput(
-                    f"segment {segment_id_!r} has no child chunks: they exist only in documents "
-                    "indexed as hierarchical_model (parent-child)"
-                )
-            parent.children = [child_of(row) for row in rows]
-            return parent
-
-    def _child(self, document_id: str, segment_id_: str, child_id: str) -> StoredChild:
-        with self._sessions() as session:
-            row = session.get(ChildChunkRow, child_id)
-            if row is None or row.segment_id != segment_id_ or row.kind != CHILD_KIND:
-                raise NotFound(f"no child chunk {child_id!r} in this segment")
-            return _stored_child(row, document_id)
-
-    # -- checks ------------------------------------------------------------------------------
-
-    def _document(self, session: Session, document_id: str) -> DocumentRow:
-        row = session.get(DocumentRow, document_id)
-        if row is None or row.dataset_id != self._dataset_id:
-            raise NotFound(f"no document {document_id!r} in this dataset")
-        return row
-
-    def _editable(self, session: Session, document_id: str) -> DocumentRow:
-        row = self._document(session, document_id)
-        if row.status in IN_PROGRESS:
-            raise DocumentIndexing(f"document {document_id!r} is being indexed; edit its segments afterwards")
-        job = session.get(DocumentJobRow, document_id)
-        if job is not None and job.archived:
-            raise ArchivedDocument(f"document {document_id!r} is archived; unarchive it first")
-        return row
-
-    @staticmethod
-    def _segment(session: Session, document_id: str, segment_id_: str) -> SegmentRow:
-        row = session.get(SegmentRow, segment_id_)
-        if row is None or row.document_id != document_id:
-            raise NotFound(f"no segment {segment_id_!r} in this document")
-        return row
-
-
-def _non_empty(content: str) -> str:
-    _check_text("content", content)
-    text = content.strip()
-    if not text:
-        raise InvalidInput("a segment needs non-empty content")
-    return text
-
-
-def _check_keywords(keywords: Sequence[str]) -> None:
-    for keyword in keywords:
-        _check_text("keywords", keyword)
-
-
-def _check_text(field: str, value: str | None) -> None:
-    """InvalidInput naming ``field`` for text no store can hold: a lone surrogate (not Unicode
-    text at all) or a NUL (PostgreSQL text refuses it)."""
-    if value is None:
-        return
-    if "\x00" in value:
-        raise InvalidInput(f"{field}: contains a NUL character")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInput(f"{field}: not valid Unicode text (lone surrogate at {exc.start})") from exc
-
-
-def _child_index(children: Sequence[ChildChunk], child_id: str) -> int:
-    for index, child in enumerate(children):
-        if child.id == child_id:
-            return index
-    raise NotFound(f"no child chunk {child_id!r} in this segment")
-
-
-def _stored_child(row: ChildChunkRow, document_id: str) -> StoredChild:
-    return StoredChild(child_of(row), row.segment_id, document_id, row.created_at)
+    children = Delegated("_child_chunks", ChildChunkEditor.children)
+    child_counts = Delegated("_child_chunks", ChildChunkEditor.child_counts)
+    add_child = Delegated("_child_chunks", ChildChunkEditor.add_child)
+    update_child = Delegated("_child_chunks", ChildChunkEditor.update_child)
+    delete_child = Delegated("_child_chunks", ChildChunkEditor.delete_child)
 
 
 def _stored(row: SegmentRow) -> StoredSegment:

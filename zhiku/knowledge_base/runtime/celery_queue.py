@@ -97,7 +97,7 @@ class LeaseReaper:
     def _run(self) -> None:
         while not self._stopping.wait(self._interval):
             try:
-                reclaimed = self._queue.reclaim_expired()
+                reclaimed = self._queue.leases.reclaim_expired()
             except Exception:  # noqa: BLE001 - a database or broker hiccup must not end the reaper
                 log.exception("reclaiming expired leases failed")
                 continue

@@ -30,7 +30,8 @@ from zhiku.core.errors import ZhikuError
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.knowledge_base.knowledge_base import KnowledgeBase
 from zhiku.knowledge_base.runtime.celery_queue import QUEUE, TASK, TaskSender, celery_app
-from zhiku.knowledge_base.runtime.jobs import IndexingQueue, Job
+from zhiku.knowledge_base.runtime.claims import Job
+from zhiku.knowledge_base.runtime.jobs import IndexingQueue
 from zhiku.knowledge_base.runtime.prepared_versions import PreparedVersions
 from zhiku.knowledge_base.runtime.uploads import open_uploads
 from zhiku.knowledge_base.runtime.worker_signals import open_signals
@@ -69,7 +70,7 @@ class WorkerRuntime:
 
     def index(self, document_id: str) -> Outcome:
         """Claim ``document_id`` and index it (or prepare it for the store owner)."""
-        job = self.queue.claim_document(document_id, self.owner, self._lease)
+        job = self.queue.leases.claim_document(document_id, self.owner, self._lease)
         if job is None:
             return "skipped"  # paused, deleted, done, or another worker has it
         with self._lock:
@@ -87,7 +88,7 @@ class WorkerRuntime:
                 self._running.discard(document_id)
             if outcome != "handed_over":  # a handed-over version's lease ended with the hand-over
                 with self._kb.sessions.begin() as session:
-                    self.queue.release(session, document_id, self.owner)
+                    self.queue.leases.release(session, document_id, self.owner)
             if self._signals is not None and outcome != "handed_over":  # the writer clears that one
                 self._signals.clear_progress([document_id])
         return outcome
@@ -131,9 +132,9 @@ class WorkerRuntime:
                 with self._lock:
                     running = list(self._running)
                 for document_id in running:
-                    if not self.queue.renew(document_id, self.owner, self._lease):
+                    if not self.queue.leases.renew(document_id, self.owner, self._lease):
                         log.warning("lease on %s lost", document_id)
-                self.queue.reclaim_expired()
+                self.queue.leases.reclaim_expired()
             except Exception:  # noqa: BLE001 - a database hiccup must not end the heartbeat
                 log.exception("worker heartbeat failed")
 

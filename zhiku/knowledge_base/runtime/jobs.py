@@ -17,12 +17,10 @@ and is shared by every thread and process on the same database:
 - a running document whose worker stops with the server is queued again (``waiting``) at once;
 - a document caught in a stage by a crash goes back to ``waiting`` when the knowledge base is
   opened again, if its upload is still stored (see ``KnowledgeBase._recover_interrupted``);
-- a Celery worker claims one named document (:meth:`IndexingQueue.claim_document`) with a lease
-  in the same transaction, and renews it while it runs; a document whose lease ran out (its
-  worker was killed) is put back to ``waiting`` and dispatched again by
-  :meth:`IndexingQueue.reclaim_expired`. Ending a lease is conditional on its owner, so of two
-  processes reclaiming the same document only one does, and a worker that lost its lease can no
-  longer hand its version over.
+- a Celery worker claims one named document with a lease in the same transaction, and renews
+  it while it runs; a document whose lease ran out (its worker was killed) is put back to
+  ``waiting`` and dispatched again (``IndexingQueue.leases``, see
+  :mod:`zhiku.knowledge_base.runtime.claims`).
 """
 
 from __future__ import annotations
@@ -31,10 +29,10 @@ import hashlib
 import secrets
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db.models import DocumentJobRow, DocumentRow, new_id, utcnow
@@ -42,6 +40,7 @@ from zhiku.core.document_status import IN_PROGRESS, RESTARTABLE, DocumentStatus
 from zhiku.core.errors import InvalidInput, NotFound, ZhikuError
 from zhiku.knowledge_base.indexing.document_states import DocumentStates, move_in
 from zhiku.knowledge_base.indexing.ingestion import Source
+from zhiku.knowledge_base.runtime.claims import DocumentLeases, Job, set_lease
 from zhiku.knowledge_base.runtime.uploads import UploadStore, reference_name
 
 S = DocumentStatus
@@ -70,17 +69,6 @@ class ArchivedDocument(ZhikuError):
     """An archived document is read-only until it is unarchived."""
 
     code = "archived_document_immutable"
-
-
-@dataclass(frozen=True)
-class Job:
-    """A claimed document: where its upload is and the process rule it was queued with."""
-
-    document_id: str
-    dataset_id: str
-    #: the stored upload's reference (a path, or ``db:...``; see :mod:`zhiku.knowledge_base.runtime.uploads`)
-    upload: str
-    process_rule: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -125,6 +113,8 @@ class IndexingQueue:
         self._states = DocumentStates(sessions)
         self.uploads = uploads
         self._dispatch = dispatch
+        #: the Celery workers' claims: by document, under a lease
+        self.leases = DocumentLeases(sessions, self.dispatch)
         #: told the id of each document paused, after the commit: the in-process workers stop
         #: its run at once, not at their next look at the database
         self._pause_listeners: list[Callable[[str], None]] = []
@@ -203,16 +193,10 @@ class IndexingQueue:
         The status is checked before anything is written, and new content is staged beside the
         queued upload: it replaces that upload only in the transaction that queues the document,
         so a refused update (the document is waiting or being indexed) changes nothing."""
-        with self._sessions() as session:
-            row = self._document(session, dataset_id, document_id)
-            _check_requeueable(document_id, row.status)
-            job = session.get(DocumentJobRow, document_id)
-            if job is not None and job.archived:
-                raise ArchivedDocument(f"document {document_id!r} is archived; unarchive it first")
-            previous_upload = job.upload if job is not None else None
+        stored_name, previous_upload = self._requeueable(dataset_id, document_id)
         staged = None
         if data is not None:
-            staged = self.uploads.stage(document_id, file_name or name or row.name, data)
+            staged = self.uploads.stage(document_id, file_name or name or stored_name, data)
         elif not (previous_upload and self.uploads.exists(previous_upload)):
             raise InvalidInput(
                 f"document {document_id!r} has no stored upload to index again; send its content"
@@ -247,6 +231,17 @@ class IndexingQueue:
         if staged is not None:
             staged.keep()
         self.dispatch([document_id])
+
+    def _requeueable(self, dataset_id: str, document_id: str) -> tuple[str, str | None]:
+        """The document's name and stored upload, once its status lets it be indexed again and it
+        is not archived (else the error saying why)."""
+        with self._sessions() as session:
+            row = self._document(session, dataset_id, document_id)
+            _check_requeueable(document_id, row.status)
+            job = session.get(DocumentJobRow, document_id)
+            if job is not None and job.archived:
+                raise ArchivedDocument(f"document {document_id!r} is archived; unarchive it first")
+            return row.name, (job.upload if job is not None else None)
 
     def retry(self, dataset_id: str, document_ids: Sequence[str], batch: str) -> None:
         """Queue failed documents again from their stored uploads (all of them, or none of them)."""
@@ -285,74 +280,9 @@ class IndexingQueue:
                 continue
             with self._sessions.begin() as session:
                 if move_in(session, [document_id], S.PARSING, error=None) == 1:
-                    self._set_lease(session, document_id, None, None)
+                    set_lease(session, document_id, None, None)
                     return Job(document_id, dataset_id, upload, process_rule)
         return None
-
-    def claim_document(self, document_id: str, owner: str, lease_seconds: float) -> Job | None:
-        """Take this document if it is ``waiting`` (``→ parsing``), holding a lease for ``owner``
-        for ``lease_seconds``; None when it is not waiting (paused, deleted, taken, done)."""
-        with self._sessions.begin() as session:
-            job = session.get(DocumentJobRow, document_id)
-            if job is None or not job.upload:
-                return None
-            if move_in(session, [document_id], S.PARSING, error=None) != 1:
-                return None
-            self._set_lease(session, document_id, owner, utcnow() + timedelta(seconds=lease_seconds))
-            return Job(document_id, job.dataset_id, job.upload, job.process_rule)
-
-    def renew(self, document_id: str, owner: str, lease_seconds: float) -> bool:
-        """Extend ``owner``'s lease on a running document; False when it is no longer theirs."""
-        with self._sessions.begin() as session:
-            result = session.execute(
-                update(DocumentJobRow)
-                .where(DocumentJobRow.document_id == document_id, DocumentJobRow.lease_owner == owner)
-                .values(lease_until=utcnow() + timedelta(seconds=lease_seconds))
-            )
-            return int(result.rowcount) == 1  # type: ignore[attr-defined]
-
-    def release(self, session: Session, document_id: str, owner: str) -> bool:
-        """End ``owner``'s lease in the caller's transaction; False when it was not theirs any more."""
-        result = session.execute(
-            update(DocumentJobRow)
-            .where(DocumentJobRow.document_id == document_id, DocumentJobRow.lease_owner == owner)
-            .values(lease_owner=None, lease_until=None)
-        )
-        return int(result.rowcount) == 1  # type: ignore[attr-defined]
-
-    def reclaim_expired(self, limit: int = 100) -> list[str]:
-        """Queue again (``waiting``, and dispatched) up to ``limit`` running documents whose
-        worker's lease ran out; their ids."""
-        now = utcnow()
-        with self._sessions() as session:
-            expired = session.execute(
-                select(DocumentJobRow.document_id, DocumentJobRow.lease_owner)
-                .join(DocumentRow, DocumentRow.id == DocumentJobRow.document_id)
-                .where(
-                    DocumentJobRow.lease_owner.is_not(None),
-                    DocumentJobRow.lease_until < now,
-                    DocumentRow.status.in_([str(s) for s in IN_PROGRESS]),
-                )
-                .limit(limit)
-            ).all()
-        reclaimed = []
-        for document_id, owner in expired:
-            with self._sessions.begin() as session:
-                ended = session.execute(
-                    update(DocumentJobRow)
-                    .where(
-                        DocumentJobRow.document_id == document_id,
-                        DocumentJobRow.lease_owner == owner,
-                        DocumentJobRow.lease_until < now,
-                    )
-                    .values(lease_owner=None, lease_until=None)
-                )
-                if int(ended.rowcount) == 1 and move_in(  # type: ignore[attr-defined]
-                    session, [document_id], S.WAITING, only_from=IN_PROGRESS
-                ):
-                    reclaimed.append(document_id)
-        self.dispatch(reclaimed)
-        return reclaimed
 
     def waiting_documents(self, limit: int = 1000) -> set[str]:
         """Ids of queued documents waiting for a worker (up to ``limit``, oldest first)."""
@@ -366,14 +296,6 @@ class IndexingQueue:
                     .limit(limit)
                 )
             )
-
-    @staticmethod
-    def _set_lease(session: Session, document_id: str, owner: str | None, until: datetime | None) -> None:
-        session.execute(
-            update(DocumentJobRow)
-            .where(DocumentJobRow.document_id == document_id)
-            .values(lease_owner=owner, lease_until=until)
-        )
 
     def interrupted(self, document_id: str) -> bool:
         """Queue again (``waiting``) a document whose run was stopped with its worker (the server

@@ -81,7 +81,7 @@ class PreparedVersions:
         """Store ``version`` for the owner and end ``owner``'s lease, in one transaction; False
         (nothing stored) when the lease was lost — another worker runs the document now."""
         with self._sessions.begin() as session:
-            if not queue.release(session, version.document_id, owner):
+            if not queue.leases.release(session, version.document_id, owner):
                 return False
             row = session.get(PreparedVersionRow, version.document_id)
             if row is None:

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 from zhiku.core.cancellation import CancelToken, cancellable
 from zhiku.core.errors import Cancelled, ZhikuError
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
-from zhiku.knowledge_base.runtime.jobs import IndexingQueue, Job
+from zhiku.knowledge_base.runtime.claims import Job
+from zhiku.knowledge_base.runtime.jobs import IndexingQueue
 
 if TYPE_CHECKING:
     from zhiku.knowledge_base.knowledge_base import KnowledgeBase
