@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from zhiku.answers.citations import citations_of
 from zhiku.answers.sentences import Sentence, split_sentences, unwrap
+from zhiku.answers.source_structure import Block, Line, blocks_of, headings_of, join_lines
 from zhiku.answers.sources import Source
 from zhiku.answers.types import Citation
 from zhiku.text.keywords import idf
@@ -66,8 +67,6 @@ LEAD_RELEVANCE = 0.5
 #: Share of the question a sentence's section heading covers (beyond the sentence) that counts
 #: for the sentence: half, as the heading names the section's topic, not what the sentence says.
 HEADING_CREDIT = 0.5
-#: A record is at least this many consecutive ``key: value`` lines (fewer is prose with a colon).
-MIN_RECORD_LINES = 3
 
 #: What a question asks for (left of ``->``) and the names of the fields or table columns that hold
 #: it (right): a question holding a word on the left is answered by a field whose name holds one on
@@ -127,27 +126,7 @@ VALUES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[a-z0-9]+")
-#: ``key: value``: a short key holding a letter or CJK character and no sentence punctuation.
-_FIELD_LINE = re.compile(r"^\s*([^\s:：|#*\-•>。，,.!?！？；;][^:：|\n。，,.!?！？；;]{0,23}?)\s*[:：]\s*\S")
 _HEADING = re.compile(r"#{1,6}\s")
-_TABLE_RULE = re.compile(r"^:?-{2,}:?$")
-
-
-@dataclass(frozen=True)
-class _Line:
-    start: int  # offsets of the stripped line in its source
-    end: int
-    key: str  # what the line holds: a record line's field name, a table row's column names
-
-
-@dataclass(frozen=True)
-class _Block:
-    """A record, or a table row with its header: lines read as one unit. ``span`` is the whole
-    record or table, whose lines are not also candidates as sentences."""
-
-    lines: tuple[_Line, ...]
-    record: bool
-    span: tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -155,7 +134,7 @@ class _Candidate:
     source: Source
     index: int  # the sentence's place in its source (-1 for a block)
     score: float
-    lines: tuple[_Line, ...] = ()  # a block's lines to quote
+    lines: tuple[Line, ...] = ()  # a block's lines to quote
 
 
 class ExtractiveAnswerer:
@@ -189,7 +168,7 @@ class ExtractiveAnswerer:
                 return "", []
             return self._lead(sources[0], split[sources[0].number])
         if best.lines:
-            text = _cite(_join_lines(best.source.text, best.lines), best.source.number)
+            text = _cite(join_lines(best.source.text, best.lines), best.source.number)
             return text, citations_of(text, sources)
         sentences = split[best.source.number]
         chosen = self._with_neighbours(best, sentences, words, bigrams)
@@ -210,8 +189,8 @@ class ExtractiveAnswerer:
         best: _Candidate | None = None
         for rank, source in enumerate(sources):
             prior = 1.0 / (1.0 + RANK_DECAY * rank)
-            blocks = _blocks(source.text)
-            headings = _headings(source.text)
+            blocks = blocks_of(source.text)
+            headings = headings_of(source.text)
             for index, sentence in enumerate(split[source.number]):
                 if any(
                     a <= sentence.start and sentence.end <= b for a, b in (block.span for block in blocks)
@@ -248,13 +227,13 @@ class ExtractiveAnswerer:
 
     def _read(
         self,
-        block: _Block,
+        block: Block,
         text: str,
         words: dict[str, float],
         bigrams: set[str],
         asked: list[tuple[str, tuple[str, ...]]],
         valued: list[tuple[str, re.Pattern[str]]],
-    ) -> tuple[float, tuple[_Line, ...]]:
+    ) -> tuple[float, tuple[Line, ...]]:
         """A block's score and the lines to quote from it. The block is scored as a whole, with
         the question's words for what a field holds counted as covered by that field; a record
         is quoted as its subject line (the one best matching the question) and the fields asked
@@ -426,81 +405,6 @@ def _has(text: str, word: str) -> bool:
     if not word.isascii():
         return word in text
     return re.search(rf"(?<![a-z0-9]){re.escape(word)}", text) is not None
-
-
-def _blocks(text: str) -> list[_Block]:
-    """The records (:data:`MIN_RECORD_LINES` or more consecutive ``key: value`` lines) and the
-    rows of ``|`` tables (two rows or more with as many cells; the first is the header) in
-    ``text``."""
-    lines: list[tuple[int, int, str]] = []
-    offset = 0
-    for raw in text.split("\n"):
-        stripped = raw.strip()
-        lead = len(raw) - len(raw.lstrip())
-        lines.append((offset + lead, offset + lead + len(stripped), stripped))
-        offset += len(raw) + 1
-    blocks: list[_Block] = []
-    i = 0
-    while i < len(lines):
-        j = i
-        while j < len(lines) and _key(lines[j][2]):
-            j += 1
-        if j - i >= MIN_RECORD_LINES:
-            record = tuple(_Line(a, b, _key(line)) for a, b, line in lines[i:j])
-            blocks.append(_Block(record, True, (record[0].start, record[-1].end)))
-            i = j
-            continue
-        header = _cells(lines[i][2])
-        j = i + 1
-        rows = [lines[i]]
-        while j < len(lines) and len(header) >= 2:
-            cells = _cells(lines[j][2])
-            if len(cells) != len(header):
-                break
-            if not all(_TABLE_RULE.match(cell) for cell in cells):
-                rows.append(lines[j])
-            j += 1
-        if len(rows) >= 2:
-            span = (rows[0][0], rows[-1][1])
-            if re.search(r"\d", rows[0][2]):  # values, not column names: a table cut from its header
-                blocks.extend(_Block((_Line(a, b, ""),), False, span) for a, b, _ in rows)
-            else:
-                head = _Line(rows[0][0], rows[0][1], "")
-                names = " ".join(header)
-                blocks.extend(_Block((head, _Line(a, b, names)), False, span) for a, b, _ in rows[1:])
-            i = j
-            continue
-        i += 1
-    return blocks
-
-
-def _key(line: str) -> str:
-    """The field name of a ``key: value`` line; "" for any other line."""
-    match = _FIELD_LINE.match(line)
-    if match is None or not re.search(r"[^\W\d_]", match.group(1)):
-        return ""
-    return match.group(1).strip()
-
-
-def _cells(line: str) -> list[str]:
-    """The cells of a ``|`` table row; [] for a line that is none."""
-    if "|" not in line:
-        return []
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-
-def _join_lines(text: str, lines: tuple[_Line, ...]) -> str:
-    """``lines`` of ``text`` as they stand; `` … `` marks where lines between them were left out."""
-    out = text[lines[0].start : lines[0].end]
-    for previous, line in zip(lines, lines[1:], strict=False):
-        skipped = text[previous.end : line.start]
-        out += (skipped if not skipped.strip() else " … ") + text[line.start : line.end]
-    return out
-
-
-def _headings(text: str) -> list[tuple[int, str]]:
-    """The markdown headings of ``text`` with their offsets."""
-    return [(m.start(), m.group(1)) for m in re.finditer(r"(?m)^[ \t]*#{1,6}[ \t]+(.+)$", text)]
 
 
 def _values_in(text: str, valued: list[tuple[str, re.Pattern[str]]]) -> list[str]:
