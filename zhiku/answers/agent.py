@@ -20,6 +20,7 @@ from typing import Any
 from zhiku.answers.config import AnswerConfig
 from zhiku.answers.prompts import AGENT_SYSTEM, sources_block
 from zhiku.answers.sources import Source, assemble_sources
+from zhiku.answers.types import AgentStep
 from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import Hit
 from zhiku.providers.llm import ChatModel, ChatResult, Tool
@@ -34,26 +35,6 @@ _REACT_FINAL = re.compile(r"Final Answer:\s*", re.IGNORECASE)
 
 #: One search as the agent runs it: a query → hits.
 Search = Callable[[str], list[Hit]]
-
-
-@dataclass(frozen=True)
-class AgentStep:
-    """One search the model asked for: what it thought, what it searched, what it read."""
-
-    number: int
-    query: str
-    thought: str = ""
-    found: tuple[int, ...] = ()  # the source numbers the search returned (new and already read)
-    error: str | None = None  # why the call was not run (bad arguments, a repeated query)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "number": self.number,
-            "query": self.query,
-            "thought": self.thought,
-            "found": list(self.found),
-            "error": self.error,
-        }
 
 
 @dataclass

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from zhiku.answers.agent import AgentLoop, AgentRun, AgentStep
+from zhiku.answers.agent import AgentLoop, AgentRun
 from zhiku.answers.answerers import AUTO, Answerer, AnswerInput, answerers
 from zhiku.answers.citations import finish
 from zhiku.answers.config import AnswerConfig
@@ -24,7 +24,7 @@ from zhiku.answers.prompts import (
     REFUSAL,
 )
 from zhiku.answers.sources import Source, assemble_sources
-from zhiku.answers.types import Answer, AnswerEvent, Citation, QueryPlan
+from zhiku.answers.types import AgentStep, Answer, AnswerEvent, Citation, QueryPlan
 from zhiku.answers.understanding import QueryUnderstanding, SectionChoice
 from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import Hit

@@ -5,12 +5,31 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from zhiku.answers.agent import AgentStep
 from zhiku.answers.sources import Source
 
 #: What understanding decided: answer from the knowledge base, let the chat model answer alone
 #: (labelled as such), or refuse politely.
 Action = Literal["answer", "chat", "refuse"]
+
+
+@dataclass(frozen=True)
+class AgentStep:
+    """One search the model asked for: what it thought, what it searched, what it read."""
+
+    number: int
+    query: str
+    thought: str = ""
+    found: tuple[int, ...] = ()  # the source numbers the search returned (new and already read)
+    error: str | None = None  # why the call was not run (bad arguments, a repeated query)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "query": self.query,
+            "thought": self.thought,
+            "found": list(self.found),
+            "error": self.error,
+        }
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from zhiku.answers.agent import SEARCH_TOOL, AgentStep
+from zhiku.answers.agent import SEARCH_TOOL
 from zhiku.answers.config import AnswerConfig
 from zhiku.answers.memory import Conversation, Message
 from zhiku.answers.sources import Source
-from zhiku.answers.types import Answer
+from zhiku.answers.types import AgentStep, Answer
 from zhiku.api.schemas import MAX_MESSAGE_CHARS, MAX_NAME_CHARS, MAX_QUESTION_CHARS, Name
 
 #: Most earlier messages an OpenAI-style request may carry.
