@@ -6,9 +6,8 @@ import ast
 from pathlib import Path
 
 import zhiku.knowledge_base.dataset as dataset_module
+from tests.fixtures.delegation import delegated_names_reaching_their_collaborators
 from zhiku import KnowledgeBase
-from zhiku.core.delegation import Delegated
-from zhiku.knowledge_base.dataset import Dataset
 
 #: Most lines ``dataset.py`` may hold; what grows past it belongs in a collaborator.
 MAX_LINES = 250
@@ -46,12 +45,5 @@ def test_imported_modules_sees_a_query_import() -> None:
 def test_every_delegated_method_reaches_its_collaborator(kb: KnowledgeBase) -> None:
     # a Delegated names its collaborator's attribute as a string: each must be set by __init__
     dataset = kb.create_dataset("facade")
-    delegated = {
-        name: declared for name, declared in vars(Dataset).items() if isinstance(declared, Delegated)
-    }
-    assert {"add_files", "documents", "update", "sync_folder", "sections"} <= set(delegated)
-    for name, declared in delegated.items():
-        bound = getattr(dataset, name)
-        assert bound.__func__ is declared.method, name
-        owner = declared.method.__qualname__.split(".")[0]
-        assert type(bound.__self__).__name__ == owner, name
+    reached = delegated_names_reaching_their_collaborators(dataset)
+    assert {"add_files", "documents", "update", "sync_folder", "sections"} <= reached

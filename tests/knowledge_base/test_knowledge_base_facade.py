@@ -6,8 +6,8 @@ import ast
 from pathlib import Path
 
 import zhiku.knowledge_base.knowledge_base as knowledge_base_module
+from tests.fixtures.delegation import delegated_names_reaching_their_collaborators
 from zhiku import KnowledgeBase
-from zhiku.core.delegation import Delegated
 
 #: Most lines ``knowledge_base.py`` may hold, and its ``KnowledgeBase`` class; what grows past
 #: them belongs in a collaborator.
@@ -40,12 +40,5 @@ def test_class_lines_counts_from_the_class_line_to_its_last() -> None:
 
 def test_every_delegated_method_reaches_its_collaborator(kb: KnowledgeBase) -> None:
     # a Delegated names its collaborator's attribute as a string: each must be set by __init__
-    delegated = {
-        name: declared for name, declared in vars(KnowledgeBase).items() if isinstance(declared, Delegated)
-    }
-    assert {"create_dataset", "retrieve", "ask", "chat_model", "dataset_index"} <= set(delegated)
-    for name, declared in delegated.items():
-        bound = getattr(kb, name)
-        assert bound.__func__ is declared.method, name
-        owner = declared.method.__qualname__.split(".")[0]
-        assert type(bound.__self__).__name__ == owner, name
+    reached = delegated_names_reaching_their_collaborators(kb)
+    assert {"create_dataset", "retrieve", "ask", "chat_model", "dataset_index"} <= reached
