@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from tests.fixtures.openai_server import Reply, ScriptedChatServer, in_order, last_user_text
 from zhiku import KnowledgeBase
 from zhiku.answers.config import AnswerConfig, Intent
 from zhiku.answers.memory import Turn
+from zhiku.answers.types import Answer
 from zhiku.answers.understanding import QueryUnderstanding, SectionChoice
 from zhiku.providers.llm import ChatModel
 
@@ -164,3 +168,37 @@ def test_a_malformed_understanding_falls_back_offline(kb: KnowledgeBase) -> None
     for plan in plans:
         assert plan.search_query == "小米14手机有哪些颜色？ 那它多少钱？"
         assert any(note.startswith("understand: ") for note in plan.notes)
+
+
+def test_ask_offers_the_described_sections_and_searches_the_one_chosen(tmp_path: Path) -> None:
+    """Through ``kb.ask``: the understanding call lists the datasets' described sections, and the
+    search stays in the one the model picks (both sections say 'days', only one is chosen)."""
+
+    def handler(body: dict[str, Any]) -> Reply:
+        if body.get("tools"):
+            enum = body["tools"][0]["function"]["parameters"]["properties"]["sections"]["items"]["enum"]
+            offered.append(enum)
+            return understood("how many days of leave", sections=["Handbook > Leave"])
+        return Reply.text("Fifteen days [1].")
+
+    offered: list[list[str]] = []
+    text = (
+        "# Handbook\n\n## Leave\n\nEvery employee has fifteen days of paid annual leave.\n\n"
+        "## Expenses\n\nExpense claims are filed within thirty days of the trip.\n"
+    )
+    with ScriptedChatServer(handler) as server:
+        kb = KnowledgeBase.open(
+            tmp_path / "home", embedding_model="use", llm_base_url=server.base_url, llm_model="scripted"
+        )
+        try:
+            dataset = kb.create_dataset("handbook", retrieval={"score_threshold": 0.0})
+            dataset.add_text("handbook.md", text)
+            dataset.describe_sections(
+                {"Handbook > Leave": "annual and sick leave", "Handbook > Expenses": "claims and receipts"}
+            )
+            answer = kb.ask("How many days?", config={"answerer": "llm"}, remember=False)
+        finally:
+            kb.close()
+    assert offered == [["Handbook > Expenses", "Handbook > Leave"]]
+    assert isinstance(answer, Answer) and answer.plan.sections == ("Handbook > Leave",)
+    assert answer.sources and all("fifteen days" in source.text for source in answer.sources)

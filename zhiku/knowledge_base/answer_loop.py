@@ -127,9 +127,8 @@ class AnswerLoop:
             else [self._datasets.dataset(name) for name in datasets]
         )
         described = {
-            section.name: section.description
+            name: description
             for dataset in targets
-            for section in dataset.sections()
-            if section.description
+            for name, description in dataset.section_descriptions().items()
         }
         return [SectionChoice(name, description) for name, description in sorted(described.items())]

@@ -178,6 +178,7 @@ class Dataset:
         self._segments.count_hits(segment_ids)
 
     sections = Delegated("_sections", DatasetSections.all)
+    section_descriptions = Delegated("_sections", DatasetSections.descriptions)
 
     def describe_section(self, name: str, description: str | None) -> SectionInfo:
         """Set the description of section ``name`` (None or blank removes it): what an answer's

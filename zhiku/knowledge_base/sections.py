@@ -56,6 +56,13 @@ class DatasetSections:
         names = sorted(set(counts) | set(descriptions))[:MAX_SECTIONS]
         return [SectionInfo(name, counts.get(name, 0), descriptions.get(name)) for name in names]
 
+    def descriptions(self) -> dict[str, str]:
+        """Each described section's description, by path: the dataset row alone, no segment is
+        counted (what an answer's understanding step reads on every question)."""
+        with self._sessions() as session:
+            stored = self._dataset(session).section_descriptions or {}
+        return {str(name): str(text) for name, text in stored.items() if text}
+
     def describe_many(self, descriptions: dict[str, str | None]) -> list[SectionInfo]:
         """Set (or, with None or blank, remove) the descriptions of these sections, all or none.
         InvalidInput names ``name`` or ``description`` when one is malformed."""
