@@ -103,6 +103,7 @@ def test_eval_reports_abstention_on_other_sets_questions(tmp_path: Path) -> None
     assert all(0.0 <= row["mean_score"] <= 1.0 and 0.0 <= row["relevant"] <= 1.0 for row in rows)
     hybrid = report.methods["hybrid"]
     assert hybrid["abstention"] == 1.0  # no tea passage answers a question on planets
+    assert report.info["abstention_by_origin"]["hybrid"] == {"space": 1.0}
     for method, scores in report.methods.items():
         assert 0.0 <= scores["abstention"] <= 1.0, method  # a cosine alone is weaker evidence
         assert scores["recall@10_at_threshold"] == scores["recall@10"] == 1.0

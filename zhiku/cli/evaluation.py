@@ -155,6 +155,9 @@ def eval_command(
             extra = {k: v for k, v in scores.items() if k.startswith("answer_") or k in THRESHOLD_COLUMNS}
             if extra:
                 click.echo(f"{'':28}" + "  ".join(f"{k} {v}" for k, v in extra.items()))
+            by_origin = info.get("abstention_by_origin", {}).get(method)
+            if by_origin:
+                click.echo(f"{'':28}abstention by origin: " + "  ".join(f"{k} {v}" for k, v in by_origin.items()))
         click.echo(
             f"at relevance >= {info['score_threshold']}; abstention over {info['foreign_questions']} "
             "questions of other sets"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -280,10 +280,12 @@ def evaluate(
 
     Every method is scored without a threshold (its ranking) and with ``score_threshold``:
     ``recall@10_at_threshold`` counts only hits whose relevance reaches it. With ``foreign`` sets,
-    ``foreign_count`` of their questions are asked too (they have no relevant passage here):
-    ``abstention`` is the share of them that get no hit at the threshold, and ``ece`` the expected
-    calibration error of the relevance over the top 10 hits of all questions (passage mode), whose
-    reliability diagram (per score bin: count, mean score, share relevant) is
+    ``foreign_count`` of their questions are asked too (judged for another corpus, so none is
+    judged here): ``abstention`` is the share of them that get no hit at the threshold, per set
+    they came from in ``info["abstention_by_origin"][method]`` (a set of the same field may hold
+    passages that do answer them), and ``ece`` the expected calibration error of the relevance
+    over the top 10 hits of all questions (passage mode), whose reliability diagram (per score
+    bin: count, mean score, share relevant) is
     ``info["reliability"][method]``."""
     dataset, info = ingest(
         kb,
@@ -337,10 +339,14 @@ def evaluate(
         if mode == "document" and eval_set.answers:
             scores.update(_answer_hit_rate(runs[method], eval_set))
         if asked:
-            runs_of = foreign_runs[method].values()
-            answered = sum(1 for hits in runs_of if any(hit.score >= score_threshold for hit in hits))
-            abstained = len(asked) - answered
-            scores["abstention"] = round(abstained / len(asked), 4)
+            scores["abstention"] = _abstention(foreign_runs[method].values(), score_threshold)
+            report.info.setdefault("abstention_by_origin", {})[method] = {
+                origin: _abstention(
+                    [hits for qid, hits in foreign_runs[method].items() if qid.split("/", 1)[0] == origin],
+                    score_threshold,
+                )
+                for origin in dict.fromkeys(qid.split("/", 1)[0] for qid, _ in asked)
+            }
             if mode == "passage":
                 samples = samples_of(
                     eval_set,
@@ -360,6 +366,13 @@ def evaluate(
     report.info["passages_indexed"] = report.info.get("segments", 0)
     report.info["embedding_model"] = dataset.embedding_model
     return report
+
+
+def _abstention(runs: Iterable[Sequence[Hit]], threshold: float) -> float:
+    """The share of searches with no hit at ``threshold`` (0.0 when there were none)."""
+    runs = list(runs)
+    abstained = sum(1 for hits in runs if not any(hit.score >= threshold for hit in hits))
+    return round(abstained / len(runs), 4) if runs else 0.0
 
 
 def calibration_samples(
