@@ -48,6 +48,15 @@ def test_offline_a_follow_up_naming_its_own_subject_is_searched_alone(kb: Knowle
     assert "follow-up: it names its own subject; searched alone" in plan.notes
 
 
+def test_offline_a_chinese_follow_up_that_drops_its_subject_is_folded(kb: KnowledgeBase) -> None:
+    history = [Turn("开封后的茶叶发霉了可以退吗？", "可以退换[1]。")]
+    for question in ("运费谁出？", "多久能处理好？", "那下午三点付的呢？", "需要把碎的寄回去吗？"):
+        plan = understanding(kb, None).plan(question, history, AnswerConfig())
+        assert plan.search_query == f"开封后的茶叶发霉了可以退吗？ {question}", question
+    for question in ("另外，香港能寄吗？运费多少？", "会员积分怎么用？", "温控壶显示E03是什么原因？"):
+        assert understanding(kb, None).plan(question, history, AnswerConfig()).condensed is False, question
+
+
 def test_offline_a_chain_of_follow_ups_reaches_back_to_the_question_that_stood_alone(
     kb: KnowledgeBase,
 ) -> None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import jieba.posseg as posseg
+
 from zhiku.text.tokenizer import Tokenizer
 
 #: Words that ask rather than name: they do not give a follow-up a subject of its own.
@@ -26,6 +28,18 @@ QUESTION_WORDS = frozenset(
     any anything something also price cost costs
     """.split()
 )
+#: English words that ask, point or join rather than name (beside the tokenizer's stop words).
+FUNCTION_WORDS = frozenset(
+    """
+    if one ones some there here yes not no us let lets does doing done has have had having whether
+    while after before again ever other another each every own same
+    """.split()
+)
+#: jieba's part-of-speech tags (first letters) of words that do not name anything: pronouns,
+#: adverbs, particles, prepositions, conjunctions, modal particles, numerals, measure words,
+#: directions, times, punctuation, interjections, onomatopoeia and status words.
+FUNCTION_TAGS = ("r", "d", "u", "p", "c", "y", "m", "q", "f", "t", "x", "w", "e", "o", "z")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
 #: Words that point back at something named earlier.
 _REFERENCE = re.compile(
     r"\b(it|its|it's|they|them|their|theirs|this|that|these|those|he|him|his|she|her|one|ones|same)\b"
@@ -53,9 +67,23 @@ MAX_FOLDED_TURNS = 3
 
 
 def own_words(question: str, tokenizer: Tokenizer) -> list[str]:
-    """The words that name something, each once: stop and question words dropped, and a word
-    inside a longer one (水壶 in 电水壶, from the search cut) counted with the longer one."""
-    words = {t for t in tokenizer.tokenize(question) if t not in QUESTION_WORDS}
+    """The words that name something, each once. Stop, question and function words are dropped,
+    and so is a Chinese word that jieba tags as a pronoun, adverb, particle, preposition,
+    conjunction, numeral, measure word, direction or time (那, 多久, 下午, 三点) or that is a
+    single character (出, 找, 寄: too little to be a subject of its own, and a question that drops
+    its subject, as Chinese does, is left with little else). A word inside a longer one (水壶 in
+    电水壶) counts with the longer one."""
+    words = set()
+    for piece in posseg.lcut(question):
+        word = piece.word.strip().lower()
+        if not word or word in QUESTION_WORDS or word in FUNCTION_WORDS or word in tokenizer.stop_words:
+            continue
+        if _HAN.search(word):
+            if len(word) < 2 or piece.flag.startswith(FUNCTION_TAGS):
+                continue
+        elif len(word) < 2 or not any(char.isalnum() for char in word):
+            continue
+        words.add(word)
     return sorted(w for w in words if not any(w != other and w in other for other in words))
 
 

@@ -157,7 +157,8 @@ def eval_command(
                 click.echo(f"{'':28}" + "  ".join(f"{k} {v}" for k, v in extra.items()))
             by_origin = info.get("abstention_by_origin", {}).get(method)
             if by_origin:
-                click.echo(f"{'':28}abstention by origin: " + "  ".join(f"{k} {v}" for k, v in by_origin.items()))
+                origins = "  ".join(f"{origin} {value}" for origin, value in by_origin.items())
+                click.echo(f"{'':28}abstention by origin: {origins}")
         click.echo(
             f"at relevance >= {info['score_threshold']}; abstention over {info['foreign_questions']} "
             "questions of other sets"
