@@ -211,3 +211,51 @@ def test_ask_offers_the_described_sections_and_searches_the_one_chosen(tmp_path:
     assert offered == [["Handbook > Expenses", "Handbook > Leave"]]
     assert isinstance(answer, Answer) and answer.plan.sections == ("Handbook > Leave",)
     assert answer.sources and all("fifteen days" in source.text for source in answer.sources)
+
+
+def test_hyde_writes_each_further_passage_as_another_kind_of_document(kb: KnowledgeBase) -> None:
+    passages = [Reply.text(f"员工每年有十五天带薪年假（第{n}种写法）。") for n in (1, 2, 3)]
+    with ScriptedChatServer(in_order(understood("年假有几天？"), *passages)) as server:
+        chat = ChatModel(server.base_url, "fake")
+        plan = understanding(kb, chat).plan("年假有几天？", [], AnswerConfig(hyde=True, hyde_hypotheses=3))
+        prompts = [last_user_text(request) for request in server.requests[1:]]
+    assert len(plan.hypotheses) == 3 and plan.semantic_query == plan.hypotheses[0] and plan.hyde
+    assert prompts[0] == "年假有几天？"
+    assert prompts[1].startswith("写成：常见问题解答中的一条") and prompts[2].startswith("写成：产品手册")
+    assert plan.to_dict()["hypotheses"] == list(plan.hypotheses)
+
+
+def test_hyde_keeps_the_passages_written_before_the_model_failed(kb: KnowledgeBase) -> None:
+    first = "Employees have fifteen days of paid leave."
+    script = in_order(understood("days of leave"), Reply.text(first), then=Reply.status(503))
+    with ScriptedChatServer(script) as server:
+        chat = ChatModel(server.base_url, "fake", max_retries=0)
+        plan = understanding(kb, chat).plan("days of leave", [], AnswerConfig(hyde=True, hyde_hypotheses=3))
+    assert plan.hypotheses == (first,) and plan.semantic_query == first
+    assert any("the chat model failed" in note and "1 passage(s)" in note for note in plan.notes)
+
+
+def test_ask_searches_with_every_hyde_passage_and_merges_the_hits(tmp_path: Path) -> None:
+    """Each hypothetical passage drives a semantic search of its own: the sources hold the passage
+    each one found, though the question names neither (the first alone would bring sick leave,
+    nearer to it than expenses)."""
+    leave = "Every employee has fifteen days of paid annual leave."
+    expenses = "Expense claims are filed within thirty days of the trip."
+    sick = "Every employee also has ten days of paid sick leave."
+    script = in_order(
+        understood("what are the rules"), Reply.text(leave), Reply.text(expenses), Reply.text("Rules [1][2].")
+    )
+    with ScriptedChatServer(script) as server:
+        kb = KnowledgeBase.open(
+            tmp_path / "home", embedding_model="use", llm_base_url=server.base_url, llm_model="scripted"
+        )
+        try:
+            dataset = kb.create_dataset("handbook", retrieval={"top_k": 2, "score_threshold": 0.0})
+            for name, text in (("leave.md", leave), ("expenses.md", expenses), ("sick.md", sick)):
+                dataset.add_text(name, text)
+            config = {"answerer": "llm", "hyde": True, "hyde_hypotheses": 2}
+            answer = kb.ask("what are the rules", config=config, remember=False)
+        finally:
+            kb.close()
+    assert isinstance(answer, Answer) and answer.plan.hypotheses == (leave, expenses)
+    assert sorted(source.document_name for source in answer.sources) == ["expenses.md", "leave.md"]

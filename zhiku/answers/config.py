@@ -57,6 +57,10 @@ class AnswerConfig(BaseModel):
     general_answers: bool = False
     #: Drive semantic search with a hypothetical answer written by the chat model (HyDE).
     hyde: bool = False
+    #: HyDE: how many hypothetical passages to write, each as another kind of document (a FAQ
+    #: entry, a manual's paragraph, ...); each drives a semantic search and their hits are merged
+    #: by relevance. More finds passages written unlike the first guess, at one chat call each.
+    hyde_hypotheses: int = Field(1, ge=1, le=5)
     intents: tuple[Intent, ...] = Field((), max_length=50)
     #: ``embedding`` (offline) or ``llm`` (the chat model, the embedding classifier on failure).
     intent_classifier: Literal["embedding", "llm"] = "embedding"

@@ -86,6 +86,21 @@ HYDE = {
     ),
 }
 
+#: The kinds of document the 2nd, 3rd, ... HyDE hypothesis is written as: each drives a search of
+#: its own, so each should sound like another part of a knowledge base.
+HYDE_KINDS = {
+    "zh": ("常见问题解答中的一条", "产品手册或规章制度中的一段", "百科条目中的一段", "操作步骤说明"),
+    "en": (
+        "an entry of a FAQ page",
+        "a paragraph of a manual or a policy",
+        "a paragraph of an encyclopedia article",
+        "a list of steps in a how-to guide",
+    ),
+}
+
+#: Put before the kind of document a later HyDE hypothesis is written as.
+HYDE_AS = {"zh": "写成：", "en": "Write it as "}
+
 INTENT = {
     "zh": "把用户的问题归入下列类别之一，调用对应的工具。",
     "en": "Classify the user's question into exactly one of the categories below by calling its tool.",

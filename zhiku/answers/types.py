@@ -37,7 +37,8 @@ class QueryPlan:
     """What was asked and what was searched, each step visible.
 
     ``search_query`` drives full-text and keyword search; ``semantic_query`` (a HyDE passage, or
-    the search query) drives the semantic channel.
+    the search query) drives the semantic channel. With several HyDE passages, ``hypotheses``
+    holds them all (``semantic_query`` is the first): each drives a search of its own.
     """
 
     question: str
@@ -46,6 +47,7 @@ class QueryPlan:
     condensed: bool = False
     folded: bool = False  # condensed offline: the earlier questions prepended to this one
     hyde: bool = False
+    hypotheses: tuple[str, ...] = ()
     intent: str | None = None
     action: Action = "answer"
     datasets: tuple[str, ...] | None = None  # restricted by the intent, else None (as asked)
@@ -61,6 +63,7 @@ class QueryPlan:
             "condensed": self.condensed,
             "folded": self.folded,
             "hyde": self.hyde,
+            "hypotheses": list(self.hypotheses),
             "intent": self.intent,
             "action": self.action,
             "datasets": list(self.datasets) if self.datasets is not None else None,

@@ -16,7 +16,7 @@ import numpy as np
 from zhiku.answers.config import AnswerConfig, Intent
 from zhiku.answers.follow_up import fold
 from zhiku.answers.memory import Turn
-from zhiku.answers.prompts import HYDE, INTENT, UNDERSTAND
+from zhiku.answers.prompts import HYDE, HYDE_AS, HYDE_KINDS, INTENT, UNDERSTAND
 from zhiku.answers.types import QueryPlan
 from zhiku.core.errors import ModelUnavailable
 from zhiku.providers.embedding import CachedEmbedding
@@ -87,18 +87,17 @@ class QueryUnderstanding:
                 action = "chat"
             else:
                 notes.append("retrieve: the chat model saw no need to search; searched anyway")
-        semantic, hyde = query, False
+        hypotheses: list[str] = []
         if config.hyde and action == "answer":
-            passage = self._hyde(query, notes)
-            if passage:
-                semantic, hyde = passage, True
+            hypotheses = self._hyde(query, config.hyde_hypotheses, notes)
         return QueryPlan(
             question=question,
             search_query=query,
-            semantic_query=semantic,
+            semantic_query=hypotheses[0] if hypotheses else query,
             condensed=query != question,
             folded=folded,
-            hyde=hyde,
+            hyde=bool(hypotheses),
+            hypotheses=tuple(hypotheses),
             intent=intent.name if intent is not None else None,
             action=action,
             datasets=intent.datasets if intent is not None else None,
@@ -210,19 +209,29 @@ class QueryUnderstanding:
 
     # -- HyDE ----------------------------------------------------------------------------------
 
-    def _hyde(self, query: str, notes: list[str]) -> str:
+    def _hyde(self, query: str, count: int, notes: list[str]) -> list[str]:
+        """Up to ``count`` hypothetical passages, the first plain and each other one written as
+        another kind of document; none when there is no chat model or it fails first."""
         chat = self._chat()
         if chat is None:
             notes.append("hyde: no chat model configured; the query drives semantic search")
-            return ""
-        try:
-            passage = chat.complete(
-                query, system=HYDE[language_of(query)], max_tokens=HYDE_MAX_TOKENS
-            ).strip()
-        except ModelUnavailable as exc:
-            notes.append(f"hyde: the chat model failed ({exc}); the query drives semantic search")
-            return ""
-        return passage
+            return []
+        language = language_of(query)
+        passages: list[str] = []
+        for kind in (None, *HYDE_KINDS[language])[:count]:
+            prompt = query if kind is None else f"{HYDE_AS[language]}{kind}\n\n{query}"
+            try:
+                passage = chat.complete(prompt, system=HYDE[language], max_tokens=HYDE_MAX_TOKENS).strip()
+            except ModelUnavailable as exc:
+                notes.append(f"hyde: the chat model failed ({exc}); {len(passages)} passage(s) written")
+                break
+            if passage and passage not in passages:
+                passages.append(passage)
+        if not passages:
+            notes.append("hyde: no passage written; the query drives semantic search")
+        elif count > 1:
+            notes.append(f"hyde: {len(passages)} passages, each searched; hits merged by relevance")
+        return passages
 
 
 def _understanding_prompt(

@@ -33,6 +33,13 @@ EXIT_WORDS = frozenset({"/exit", "/quit", "exit", "quit"})
 @click.option("--conversation", "conversation_id", default=None, help="Continue this conversation.")
 @click.option("--hyde", is_flag=True, help="Drive semantic search with a hypothetical answer (chat model).")
 @click.option(
+    "--hypotheses",
+    type=click.IntRange(1, 5),
+    default=1,
+    show_default=True,
+    help="With --hyde: hypothetical passages, each searched (one chat call each).",
+)
+@click.option(
     "--agent", is_flag=True, help="Agent mode: the chat model searches as it sees fit (each search shown)."
 )
 @click.option(
@@ -47,12 +54,13 @@ def ask(
     answerer: str,
     conversation_id: str | None,
     hyde: bool,
+    hypotheses: int,
     agent: bool,
     max_steps: int,
     as_json: bool,
 ) -> None:
     """Answer a question from the knowledge base, citing numbered sources."""
-    config: dict[str, Any] = {"answerer": answerer, "hyde": hyde}
+    config: dict[str, Any] = {"answerer": answerer, "hyde": hyde, "hyde_hypotheses": hypotheses}
     if agent:
         config.update(mode="agent", max_steps=max_steps)
     with open_knowledge_base(ctx) as kb:

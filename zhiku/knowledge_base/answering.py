@@ -41,12 +41,17 @@ def build_assistant(
     settings: Settings,
 ) -> Assistant:
     def search(plan: QueryPlan, datasets: Sequence[str] | None) -> list[Hit]:
-        semantic = plan.semantic_query if plan.hyde else None
-        if plan.section is not None or not plan.sections:
-            return retrieve(
-                plan.search_query, datasets=datasets, semantic_query=semantic, section=plan.section
-            ).hits
-        return _in_sections(retrieve, plan, datasets, semantic)
+        """One search per chosen section and per HyDE passage, their hits merged by relevance."""
+        semantics: Sequence[str | None] = plan.hypotheses if plan.hyde else (None,)
+        sections: Sequence[str | None] = (
+            (plan.section,) if plan.section is not None or not plan.sections else plan.sections
+        )
+        found = [
+            retrieve(plan.search_query, datasets=datasets, semantic_query=semantic, section=section).hits
+            for section in sections
+            for semantic in semantics
+        ]
+        return found[0] if len(found) == 1 else merged_by_relevance(found)
 
     chat = optional_chat(chat_model)
     return Assistant(
@@ -60,23 +65,17 @@ def build_assistant(
     )
 
 
-def _in_sections(
-    retrieve: Callable[..., RetrievalResult],
-    plan: QueryPlan,
-    datasets: Sequence[str] | None,
-    semantic: str | None,
-) -> list[Hit]:
-    """The hits of each chosen section, merged by relevance (each section is searched with the
-    datasets' own top-k and threshold; the best top-k of them all are kept)."""
-    found: dict[str, Hit] = {}
-    top_k = 0
-    for section in plan.sections:
-        hits = retrieve(plan.search_query, datasets=datasets, semantic_query=semantic, section=section).hits
-        top_k = max(top_k, len(hits))
+def merged_by_relevance(found: Sequence[Sequence[Hit]]) -> list[Hit]:
+    """The hits of several searches as one list: a passage found more than once keeps its best
+    relevance, and as many are kept as the longest list held (each search applied the datasets'
+    own top-k and threshold)."""
+    best: dict[str, Hit] = {}
+    for hits in found:
         for hit in hits:
-            if hit.segment_id not in found or found[hit.segment_id].score < hit.score:
-                found[hit.segment_id] = hit
-    return sorted(found.values(), key=lambda hit: hit.score, reverse=True)[:top_k]
+            if hit.segment_id not in best or best[hit.segment_id].score < hit.score:
+                best[hit.segment_id] = hit
+    top_k = max((len(hits) for hits in found), default=0)
+    return sorted(best.values(), key=lambda hit: hit.score, reverse=True)[:top_k]
 
 
 def token_counter() -> Callable[[str], int]:
