@@ -158,7 +158,7 @@ def metadata_filter(
         if field not in known:
             raise FormError(f"filter_{row}_name", "one of %(choices)s", choices=", ".join(known) or "-")
         operator = choice(form, f"filter_{row}_op", OPERATORS)
-        value: str | None = text(form, f"filter_{row}_value", max_chars=1000)
+        value: str | None = text(form, f"filter_{row}_value", max_chars=1000) or None
         if operator in ("empty", "not empty"):
             value = None
         condition = {"name": field, "comparison_operator": operator, "value": value}
@@ -184,12 +184,12 @@ def _check_condition(
     except InvalidInput as exc:
         where, _, message = str(exc).partition(": ")
         part = "op" if where.endswith("comparison_operator") else "value"
-        message = next((plain for found, plain in _FILTER_MESSAGES if found in message), message)
+        message = next((plain for found, plain in FILTER_MESSAGES if found in message), message)
         raise FormError(condition["name"], message, input_name=f"filter_{row}_{part}") from None
 
 
 #: The search's refusals of a filter row (words found in them), said as the console says them.
-_FILTER_MESSAGES = (
+FILTER_MESSAGES = (
     ("does not apply to", "this operator does not apply to this field"),
     ("needs", "this operator needs a value"),
     ("takes one value", "this operator takes one value"),
