@@ -163,3 +163,13 @@ def test_hit_testing_filters_refuse_beside_the_row_in_the_pages_language(console
             f"/datasets/{dataset}/hit-testing", form, headers={"Accept-Language": "zh-CN"}
         ).get_data(as_text=True)
         assert _beside(chinese, "hit", field) == zh
+
+
+def test_a_settings_refusal_of_no_input_shown_beside_shows_above_the_form(console: Console) -> None:
+    dataset = console.create_dataset("whole")
+    page = console.post(
+        f"/datasets/{dataset}/settings", {"name": "whole", "doc_form": "<b>bold</b>", "chunk_overlap": "3"}
+    ).get_data(as_text=True)
+    message = re.search(r'id="settings-error">([^<]+)<', page)
+    assert message and message[1].startswith("one of "), page
+    assert _value(page, "chunk_overlap") == "3" and "<b>bold" not in page
