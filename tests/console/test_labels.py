@@ -223,3 +223,19 @@ def test_a_recent_query_runs_again_with_its_method_after_a_restart(
         assert "oolong from Anxi</textarea>" in result
     finally:
         context_of(restarted).close()
+
+
+def test_a_deleted_dataset_takes_its_history_with_it(app: Flask, console: Console) -> None:
+    from sqlalchemy import func, select
+
+    from zhiku.core.db.models import HitTestQueryRow
+
+    dataset = console.create_dataset("short-lived")
+    console.post(f"/datasets/{dataset}/hit-testing", {"query": "anything"})
+    sessions = context_of(app).kb.sessions
+    count = select(func.count()).select_from(HitTestQueryRow).where(HitTestQueryRow.dataset_id == dataset)
+    with sessions() as session:
+        assert session.scalar(count) == 1
+    assert console.post(f"/datasets/{dataset}/delete").status_code == 302
+    with sessions() as session:
+        assert session.scalar(count) == 0
