@@ -80,6 +80,7 @@ def measure(
             f"{base}/hit-testing", data={"query": q, "csrf_token": token}
         ),
         "chat (page)": lambda _: client.get("/chat"),
+        "api access": lambda _: client.get("/api-access"),
     }
     results = {}
     for name, request in pages.items():

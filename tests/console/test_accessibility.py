@@ -96,6 +96,7 @@ def test_every_page_passes_axe_in_both_languages(
         f"/datasets/{dataset_id}/settings",
         "/chat",
         f"/chat?conversation={conversation}",
+        "/api-access",
         "/datasets/no-such-dataset",
     ]
     problems |= _walk(pages, paths, "en")
@@ -104,6 +105,20 @@ def test_every_page_passes_axe_in_both_languages(
     pages.until(lambda: pages.driver.execute_script("return document.documentElement.lang") == "zh-CN")
     problems |= {f"zh {path}": found for path, found in _walk(pages, paths, "zh").items()}
     pages.click("#switch-language")
+
+    # a new key's secret shown once, and a form refused beside its field
+    pages.open("/api-access")
+    pages.find("#key-name").send_keys("axe")
+    pages.click("#create-key")
+    pages.until(lambda: pages.find_all("#secret-value"))
+    if found := _problems(pages):
+        problems["api-access new key"] = found
+    pages.open("/datasets")
+    pages.find("#dataset-name").send_keys("茶 tea")
+    pages.click("#create")
+    pages.until(lambda: pages.find_all("#error-create-name"))
+    if found := _problems(pages):
+        problems["datasets refused"] = found
 
     # a hit test with its results drawn
     pages.open(f"/datasets/{dataset_id}/hit-testing")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from flask import Flask
 
+from tests.api.conftest import context_of
 from tests.console.conftest import Console
 from tests.fixtures.make_files import pdf_bytes
 from zhiku.console.channel_chart import BAR_WIDTH, channel_bars
@@ -57,7 +58,8 @@ def test_forms_are_bounded_and_errors_name_the_field(console: Console) -> None:
         body = response.json
         assert body["code"] == "invalid_param" and body["message"].startswith(field), body  # type: ignore[index]
     page = console.post(f"/datasets/{dataset}/hit-testing", cases["top_k"])
-    assert page.status_code == 400 and "top_k: between 1 and 100" in page.get_data(as_text=True)
+    beside = re.search(r'id="error-hit-top_k"[^>]*>([^<]+)<', page.get_data(as_text=True))
+    assert page.status_code == 400 and beside and beside[1] == "between 1 and 100"
     long_name = console.post("/datasets", {"name": "n" * 300}, headers=accept)
     assert long_name.status_code == 400 and long_name.json["message"].startswith("name")  # type: ignore[index]
     none = console.post(f"/datasets/{dataset}/upload", {}, headers=accept)
@@ -205,16 +207,28 @@ def test_relevance_bars_are_absolute_and_channel_bars_scale_to_their_best_hit() 
     assert second[1].rank is None and second[2].rank == 1
 
 
-def test_query_history_is_bounded_per_session_and_in_sessions() -> None:
-    history = QueryHistory(per_session=3, sessions=2)
+def test_query_history_is_bounded_per_dataset_and_remembers_the_method(app: Flask, console: Console) -> None:
+    dataset = console.create_dataset("history")
+    other = console.create_dataset("other history")
+    history = QueryHistory(context_of(app).kb.sessions, per_dataset=3)
     for n in range(5):
-        history.add("a", PastQuery("d", f"q{n}", n))
-    assert [item.query for item in history.recent("a", "d")] == ["q4", "q3", "q2"]
-    history.add("b", PastQuery("d", "x", 0))
-    history.add("c", PastQuery("d", "y", 0))
-    assert history.recent("a", "d") == []  # the least recently used session was forgotten
-    history.add("c", PastQuery("d", "z" * 10_000, 0))
-    assert len(history.recent("c", "d")[0].query) == 500
+        history.add(PastQuery(dataset, f"q{n}", "full_text_search", n))
+    history.add(PastQuery(other, "elsewhere", "semantic_search", 0))
+    assert [(item.query, item.search_method) for item in history.recent(dataset)] == [
+        ("q4", "full_text_search"),
+        ("q3", "full_text_search"),
+        ("q2", "full_text_search"),
+    ]
+    history.add(PastQuery(dataset, "q3", "full_text_search", 7))  # run again: to the top, once
+    history.add(PastQuery(dataset, "q3", "semantic_search", 1))  # another method: its own entry
+    assert [(item.query, item.search_method, item.hits) for item in history.recent(dataset)] == [
+        ("q3", "semantic_search", 1),
+        ("q3", "full_text_search", 7),
+        ("q4", "full_text_search", 4),
+    ]
+    history.add(PastQuery(dataset, "z" * 10_000, "hybrid_search", 0))
+    assert len(history.recent(dataset)[0].query) == 500
+    assert [item.query for item in history.recent(other)] == ["elsewhere"]
 
 
 def test_chat_streams_an_answer_with_its_sources(app: Flask, console: Console) -> None:

@@ -232,8 +232,9 @@ def test_metadata_shows_values_as_typed_and_errors_beside_their_field(pages: Pag
     pages.find("select[name='filter_0_op'] option[value='≥']").click()
     pages.find("input[name='filter_0_value']").send_keys("recent")
     pages.click("#run")
-    error = pages.until(lambda: pages.find_all("#form-error") and pages.find("#form-error"))
-    assert "year" in error.text
+    beside = "#error-hit-filter_0_value"
+    error = pages.until(lambda: pages.find_all(beside) and pages.find(beside))
+    assert error.text == "a number"  # beside the value typed, which names its field
     assert pages.find("#query").get_attribute("value") == "oolong from Anxi"
     assert pages.find("select[name='filter_0_name']").get_attribute("value") == "year"
     assert pages.find("select[name='filter_0_op']").get_attribute("value") == "≥"

@@ -20,3 +20,12 @@ def test_times_read_as_dates_or_moments() -> None:
 
 def test_strings_stay_as_they_are() -> None:
     assert typed("string", "2025.0") == "2025.0"
+
+
+def test_stored_moments_read_as_utc() -> None:
+    from datetime import UTC, datetime
+
+    from zhiku.console.values import moment
+
+    assert moment(datetime(2026, 1, 2, 3, 4, 5, 678)) == "2026-01-02T03:04:05Z"  # SQLite: no zone
+    assert moment(datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)) == "2026-01-02T03:04:05Z"

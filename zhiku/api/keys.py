@@ -7,22 +7,26 @@ datasets: it then sees only those and cannot create datasets.
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from sqlalchemy import or_, select
+from sqlalchemy import or_, select, update
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.config import Settings
 from zhiku.core.db import make_engine, make_session_factory
 from zhiku.core.db.models import ApiKeyRow, DatasetRow, utcnow
 from zhiku.core.errors import InvalidInput, NotFound
+
+log = logging.getLogger(__name__)
 
 KEY_PREFIX = "zk-"
 _SHOWN_PREFIX = 10
@@ -32,6 +36,9 @@ _SHOWN_PREFIX = 10
 VERIFY_CACHE_SECONDS = 1.0
 #: Verified keys remembered at most (the oldest are forgotten first).
 _VERIFY_CACHE_SIZE = 1024
+#: A key's ``last_used_at`` is written when older than this: one write a minute per key in use,
+#: not one per request.
+USE_RECORDED_EVERY = timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
@@ -44,11 +51,18 @@ class ApiKey:
     datasets: tuple[str, ...] | None
     created_at: datetime
     revoked_at: datetime | None
+    #: when a request last used it (to :data:`USE_RECORDED_EVERY`); None: never
+    last_used_at: datetime | None = None
 
     @classmethod
     def of(cls, row: ApiKeyRow) -> ApiKey:
         scope = tuple(row.datasets) if row.datasets is not None else None
-        return cls(row.id, row.name, row.prefix, scope, row.created_at, row.revoked_at)
+        return cls(row.id, row.name, row.prefix, scope, row.created_at, row.revoked_at, row.last_used_at)
+
+
+def _aware(moment: datetime) -> datetime:
+    """A stored time in UTC (SQLite gives it back without its zone)."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _digest(secret: str) -> str:
@@ -97,6 +111,8 @@ class ApiKeys:
         with self._sessions() as session:
             row = session.scalar(select(ApiKeyRow).where(ApiKeyRow.key_hash == digest))
             key = None if row is None or row.revoked_at is not None else ApiKey.of(row)
+        if key is not None:
+            self._record_use(key)
         with self._lock:
             if key is None:
                 self._verified.pop(digest, None)
@@ -105,6 +121,17 @@ class ApiKeys:
                     self._verified.pop(next(iter(self._verified)))
                 self._verified[digest] = (key, now)
         return key
+
+    def _record_use(self, key: ApiKey) -> None:
+        now = utcnow()
+        last = key.last_used_at
+        if last is not None and now - _aware(last) < USE_RECORDED_EVERY:
+            return
+        try:
+            with self._sessions.begin() as session:
+                session.execute(update(ApiKeyRow).where(ApiKeyRow.id == key.id).values(last_used_at=now))
+        except OperationalError as exc:  # a busy database: the request goes on, the next one records it
+            log.debug("key %s: last use not recorded (%s)", key.id, exc)
 
     def active(self, key_id: str) -> ApiKey | None:
         """The key with this id, unless unknown or revoked (a console session checks it on each page)."""

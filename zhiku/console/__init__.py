@@ -10,14 +10,12 @@ from flask.sessions import SecureCookieSessionInterface
 from zhiku.api.limits import RateLimits
 from zhiku.console import views
 from zhiku.console.blueprint import console, csrf
-from zhiku.console.history import QueryHistory
 from zhiku.console.secret_key import console_secret_key
 from zhiku.core.config import Settings
 
 #: Failed sign-ins per minute from one client address; past it, every sign-in from that address
 #: is refused (429) until the minute's window moves on.
 SIGNIN_PER_MINUTE = 20
-HISTORY_EXTENSION = "zhiku.console.history"
 
 
 class _SessionCookies(SecureCookieSessionInterface):
@@ -49,7 +47,6 @@ def register_console(app: Flask, settings: Settings, limits: RateLimits) -> None
         WTF_CSRF_TIME_LIMIT=None,  # a token lives as long as its session
     )
     csrf.init_app(app)
-    app.extensions[HISTORY_EXTENSION] = QueryHistory()
     app.register_blueprint(console)
     # wraps this app's sign-in view (the blueprint is shared by every app of the process)
     signin_limit = limits.limiter.limit(

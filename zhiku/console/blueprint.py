@@ -22,12 +22,16 @@ from flask import (
 )
 from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFError, CSRFProtect
+from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import HTTPException
 
 from zhiku.api.errors import SERVER_SIDE_MESSAGES, STATUS_OF_CODE, ApiError, retry_after
 from zhiku.console import values
+from zhiku.console.error_kinds import error_kind
 from zhiku.console.forms import FormError
 from zhiku.console.i18n import choose_language, translator
+from zhiku.console.labels import label_of
+from zhiku.console.refusals import translated
 from zhiku.console.signin import signed_in
 from zhiku.core.errors import ZhikuError
 
@@ -83,12 +87,20 @@ def _headers(response: Response) -> Response:
 @console.context_processor
 def _template_globals() -> dict[str, Any]:
     lang = getattr(g, "lang", "en")
+    translate = translator(lang)
     return {
-        "_": translator(lang),
+        "_": translate,
         "lang": lang,
         "principal": getattr(g, "zhiku_principal", None),
         "typed": values.typed,
         "is_date": values.is_date,
+        "moment": values.moment,
+        "label": lambda identifier: translate(label_of(identifier).text),
+        "hint": lambda identifier: translate(label_of(identifier).hint) if label_of(identifier).hint else "",
+        "error_kind": lambda error: translate(error_kind(error)),
+        # a form shown again after a refusal: what was typed, and the refusal (views set it)
+        "entered": request.form if request.method == "POST" else MultiDict(),
+        "error": None,
     }
 
 
@@ -102,7 +114,7 @@ def _error(status: int, code: str, message: str) -> ResponseReturnValue:
 
 @console.errorhandler(FormError)
 def _form_error(exc: FormError) -> ResponseReturnValue:
-    return _error(400, "invalid_param", str(exc))
+    return _error(400, "invalid_param", f"{exc.field}: {translated(exc)}")
 
 
 @console.errorhandler(CSRFError)

@@ -38,10 +38,16 @@ class FormError(ValueError):
     """A form field the console refuses: ``field`` names it as the user knows it, ``input`` is
     the form input it came from (the same unless the page names inputs by internal ids)."""
 
-    def __init__(self, field: str, message: str, *, input_name: str | None = None) -> None:
-        super().__init__(f"{field}: {message}")
+    def __init__(
+        self, field: str, message: str, *, input_name: str | None = None, **params: object
+    ) -> None:
+        text = message % params if params else message
+        super().__init__(f"{field}: {text}")
         self.field = field
-        self.message = message
+        self.message = text
+        #: the English message before its values: what the page translates
+        self.template = message
+        self.params = params
         self.input_name = input_name or field
 
 
@@ -55,7 +61,7 @@ def text(form: Form, field: str, *, max_chars: int, required: bool = False, stri
     if required and not value:
         raise FormError(field, "required")
     if len(value) > max_chars:
-        raise FormError(field, f"at most {max_chars} characters")
+        raise FormError(field, "at most %(count)s characters", count=max_chars)
     return value
 
 
@@ -68,7 +74,7 @@ def integer(form: Form, field: str, *, low: int, high: int, default: int | None 
     except ValueError:
         raise FormError(field, "a whole number") from None
     if not low <= value <= high:
-        raise FormError(field, f"between {low} and {high}")
+        raise FormError(field, "between %(low)s and %(high)s", low=low, high=high)
     return value
 
 
@@ -81,14 +87,14 @@ def number(form: Form, field: str, *, low: float, high: float) -> float | None:
     except ValueError:
         raise FormError(field, "a number") from None
     if not low <= value <= high:  # also refuses nan
-        raise FormError(field, f"between {low:g} and {high:g}")
+        raise FormError(field, "between %(low)s and %(high)s", low=f"{low:g}", high=f"{high:g}")
     return value
 
 
 def choice(form: Form, field: str, choices: Sequence[str], default: str | None = None) -> str:
     value = form.get(field, "").strip() or default
     if value is None or value not in choices:
-        raise FormError(field, f"one of {', '.join(choices)}")
+        raise FormError(field, "one of %(choices)s", choices=", ".join(choices))
     return value
 
 
@@ -98,7 +104,7 @@ def choices(form: Form, field: str, allowed: Sequence[str]) -> list[str]:
         raise FormError(field, "too many values")
     for value in values:
         if value not in allowed:
-            raise FormError(field, f"each one of {', '.join(allowed)}")
+            raise FormError(field, "each one of %(choices)s", choices=", ".join(allowed))
     return list(dict.fromkeys(values))
 
 
@@ -150,9 +156,9 @@ def metadata_filter(
         if not field:
             continue
         if field not in known:
-            raise FormError(f"filter_{row}_name", f"one of {', '.join(known) or '(no fields)'}")
+            raise FormError(f"filter_{row}_name", "one of %(choices)s", choices=", ".join(known) or "-")
         operator = choice(form, f"filter_{row}_op", OPERATORS)
-        value: str | None = text(form, f"filter_{row}_value", max_chars=1000)
+        value: str | None = text(form, f"filter_{row}_value", max_chars=1000) or None
         if operator in ("empty", "not empty"):
             value = None
         condition = {"name": field, "comparison_operator": operator, "value": value}
@@ -178,7 +184,19 @@ def _check_condition(
     except InvalidInput as exc:
         where, _, message = str(exc).partition(": ")
         part = "op" if where.endswith("comparison_operator") else "value"
+        message = next((plain for found, plain in FILTER_MESSAGES if found in message), message)
         raise FormError(condition["name"], message, input_name=f"filter_{row}_{part}") from None
+
+
+#: The search's refusals of a filter row (words found in them), said as the console says them.
+FILTER_MESSAGES = (
+    ("does not apply to", "this operator does not apply to this field"),
+    ("needs", "this operator needs a value"),
+    ("takes one value", "this operator takes one value"),
+    ("ISO 8601", "a date such as 2025-01-31"),
+    ("expected a number", "a number"),
+    ("expected a finite number", "a number"),
+)
 
 
 def process_rule(form: Form, base: PipelineSpec) -> PipelineSpec:

@@ -1,17 +1,20 @@
-"""Recent hit-testing queries per console session, in this process's memory.
+"""Each dataset's recent hit-testing queries, kept in the metadata database so a restart keeps
+them, each with the search method it ran with (running it again runs it the same way).
 
-Bounded twice: at most :data:`PER_SESSION` queries a session, at most :data:`SESSIONS` sessions
-(the least recently used is forgotten first). A restart forgets them; they are a convenience.
+Bounded: the newest :data:`PER_DATASET` a dataset, a query at most :data:`MAX_QUERY_CHARS`
+long; the same query run again with the same method moves to the top instead of repeating.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict, deque
 from dataclasses import dataclass
 
-PER_SESSION = 20
-SESSIONS = 1000
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from zhiku.core.db.models import HitTestQueryRow
+
+PER_DATASET = 50
 MAX_QUERY_CHARS = 500
 
 
@@ -19,29 +22,47 @@ MAX_QUERY_CHARS = 500
 class PastQuery:
     dataset_id: str
     query: str
+    search_method: str
     hits: int
 
 
 class QueryHistory:
-    def __init__(self, per_session: int = PER_SESSION, sessions: int = SESSIONS) -> None:
-        self._per_session = per_session
+    def __init__(self, sessions: sessionmaker[Session], per_dataset: int = PER_DATASET) -> None:
         self._sessions = sessions
-        self._queries: OrderedDict[str, deque[PastQuery]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._per_dataset = per_dataset
 
-    def add(self, session_id: str, item: PastQuery) -> None:
-        item = PastQuery(item.dataset_id, item.query[:MAX_QUERY_CHARS], item.hits)
-        with self._lock:
-            queries = self._queries.pop(session_id, None) or deque(maxlen=self._per_session)
-            if item in queries:
-                queries.remove(item)
-            queries.appendleft(item)
-            self._queries[session_id] = queries
-            while len(self._queries) > self._sessions:
-                self._queries.popitem(last=False)
+    def add(self, item: PastQuery) -> None:
+        query = item.query[:MAX_QUERY_CHARS]
+        with self._sessions.begin() as session:
+            session.execute(
+                delete(HitTestQueryRow).where(
+                    HitTestQueryRow.dataset_id == item.dataset_id,
+                    HitTestQueryRow.query == query,
+                    HitTestQueryRow.search_method == item.search_method,
+                )
+            )
+            session.add(
+                HitTestQueryRow(
+                    dataset_id=item.dataset_id, query=query, search_method=item.search_method, hits=item.hits
+                )
+            )
+            session.flush()
+            kept = select(HitTestQueryRow.id).where(HitTestQueryRow.dataset_id == item.dataset_id)
+            kept = kept.order_by(HitTestQueryRow.created_at.desc()).limit(self._per_dataset)
+            session.execute(
+                delete(HitTestQueryRow).where(
+                    HitTestQueryRow.dataset_id == item.dataset_id,
+                    HitTestQueryRow.id.not_in(kept.scalar_subquery()),
+                )
+            )
 
-    def recent(self, session_id: str, dataset_id: str) -> list[PastQuery]:
-        """This session's queries on this dataset, newest first."""
-        with self._lock:
-            queries = list(self._queries.get(session_id, ()))
-        return [item for item in queries if item.dataset_id == dataset_id]
+    def recent(self, dataset_id: str) -> list[PastQuery]:
+        """This dataset's queries, newest first."""
+        with self._sessions() as session:
+            rows = session.scalars(
+                select(HitTestQueryRow)
+                .where(HitTestQueryRow.dataset_id == dataset_id)
+                .order_by(HitTestQueryRow.created_at.desc())
+                .limit(self._per_dataset)
+            ).all()
+            return [PastQuery(row.dataset_id, row.query, row.search_method, row.hits) for row in rows]

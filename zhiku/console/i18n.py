@@ -10,6 +10,8 @@ from collections.abc import Callable
 
 from flask import request
 
+from zhiku.console.labels_zh import LABELS_ZH
+
 LANGUAGES = ("en", "zh")
 LANGUAGE_COOKIE = "lang"
 
@@ -86,21 +88,6 @@ ZH: dict[str, str] = {
     "yes": "是",
     "no": "否",
     "Delete this document?": "删除这个文档？",
-    "waiting": "排队中",
-    "parsing": "解析中",
-    "cleaning": "清洗中",
-    "splitting": "分段中",
-    "indexing": "索引中",
-    "completed": "已完成",
-    "completed_with_errors": "部分完成",
-    "error": "出错",
-    "paused": "已暂停",
-    "enable": "启用",
-    "disable": "停用",
-    "archive": "归档",
-    "un_archive": "取消归档",
-    "retry": "重试",
-    "delete": "删除",
     # segments
     "Search the text": "搜索内容",
     "All documents": "全部文档",
@@ -154,18 +141,6 @@ ZH: dict[str, str] = {
     "position": "位置",
     "rank": "排名",
     "Nothing found.": "没有找到。",
-    "hybrid_search": "混合检索",
-    "semantic_search": "向量检索",
-    "full_text_search": "全文检索",
-    "keyword_search": "关键词检索",
-    "semantic": "向量",
-    "full_text": "全文 BM25",
-    "keyword": "关键词",
-    "adaptive": "自适应加权",
-    "weighted_score": "加权分数",
-    "rrf": "倒数排名融合 RRF",
-    "reranking_model": "重排模型",
-    "none": "不融合",
     # settings
     "Fixed once the dataset is created: its vectors were made by this model.":
         "创建后不可更改：向量由此模型生成。",
@@ -185,9 +160,6 @@ ZH: dict[str, str] = {
     "Built-in fields in filters": "在筛选中使用内置字段",
     "Delete this dataset and all its documents?": "删除这个知识库及其全部文档？",
     "Delete dataset": "删除知识库",
-    "string": "文本",
-    "number": "数字",
-    "time": "时间",
     # chat
     "Conversations": "会话",
     "New conversation": "新会话",
@@ -195,7 +167,67 @@ ZH: dict[str, str] = {
     "none chosen: all": "不选即全部",
     "Question": "问题",
     "Ask": "提问",
+    # API access
+    "API access": "API 访问",
+    "API base URL": "API 基础地址",
+    "Send a key as": "请求时这样携带密钥：",
+    "OpenAPI document": "OpenAPI 文档",
+    "API keys": "API 密钥",
+    "Key": "密钥",
+    "Scope": "范围",
+    "Created": "创建时间",
+    "Last used": "最近使用",
+    "never": "从未使用",
+    "revoked": "已撤销",
+    "active": "有效",
+    "Revoke": "撤销",
+    "Revoke this key? Apps using it stop working at once.": "撤销这个密钥？使用它的应用会立即失效。",
+    "New key": "新建密钥",
+    "Limit to datasets": "限定知识库",
+    "Copy": "复制",
+    "Copied": "已复制",
+    "Your new key. Copy it now: it will not be shown again.": "这是新密钥。请立即复制：它不会再次显示。",
+    "Key revoked.": "密钥已撤销。",
+    "No keys yet.": "还没有密钥。",
+    "The key you signed in with": "你登录所用的密钥",
+    # explanations shown beside values
+    "Details": "详情",
+    "What the choices mean": "各选项的含义",
+    "Recent queries run again with the method they ran with.": "点击最近的查询会按当时的检索方式再次运行。",
+    # form errors
+    "required": "必填",
+    "at most %(count)s characters": "最多 %(count)s 个字符",
+    "a whole number": "须为整数",
+    "a number": "须为数字",
+    "between %(low)s and %(high)s": "须在 %(low)s 到 %(high)s 之间",
+    "one of %(choices)s": "须为以下之一：%(choices)s",
+    "each one of %(choices)s": "每项须为以下之一：%(choices)s",
+    "too many values": "取值过多",
+    "name a rerank model for fusion by reranking model": "融合方式为重排模型时须填写重排模型",
+    "this operator does not apply to this field": "此运算符不适用于该字段",
+    "this operator needs a value": "此运算符需要一个值",
+    "this operator takes one value": "此运算符只接受一个值",
+    "a date such as 2025-01-31": "须为日期，如 2025-01-31",
+    "this name is taken": "这个名称已被使用",
+    # document errors
+    "Re-indexing failed; the previous version is still served.": "重新索引失败，仍在使用之前的版本。",
+    "Some chunks could not be indexed.": "部分文本块未能索引。",
+    "Some segments are served without their summary.": "部分分段在没有摘要的情况下提供检索。",
+    "This file type is not supported.": "不支持这种文件类型。",
+    "The file is empty.": "文件是空的。",
+    "The PDF has no text layer (scanned?); it needs OCR first.":
+        "这个 PDF 没有文字层（可能是扫描件），需要先做 OCR。",
+    "The file is not text (binary content or an unknown encoding).": "文件不是文本（二进制内容或未知编码）。",
+    "The file is encrypted.": "文件已加密。",
+    "The file is damaged or truncated.": "文件已损坏或不完整。",
+    "The file could not be read.": "无法读取文件。",
+    "No text was left after extraction and cleaning.": "提取和清洗后没有剩下文本。",
+    "Indexing took longer than the time limit per document.": "索引时间超过了单个文档的时间限制。",
+    "The uploaded file is gone; upload it again.": "上传的文件已不存在，请重新上传。",
+    "The document makes more segments than a document may have.": "文档切分出的分段数超过了上限。",
+    "Indexing failed.": "索引失败。",
 }
+ZH.update(LABELS_ZH)
 
 
 def choose_language() -> str:

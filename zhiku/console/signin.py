@@ -54,10 +54,3 @@ def sign_in_with_password(stored: PasswordHash) -> None:
     _fresh_session()
     session["password"] = stored.fingerprint
 
-
-def session_id() -> str:
-    """This session's random id (for its query history)."""
-    value = session.get("sid")
-    if not isinstance(value, str):
-        value = session["sid"] = secrets.token_urlsafe(16)
-    return value

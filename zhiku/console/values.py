@@ -27,3 +27,10 @@ def typed(field_type: FieldType, value: Any) -> str:
 def is_date(field_type: FieldType, value: Any) -> bool:
     """A time value the page's script shows as a date in the user's locale."""
     return field_type == "time" and isinstance(value, int | float)
+
+
+def moment(value: datetime) -> str:
+    """A stored time as ISO 8601 in UTC (``…Z``), which the page's script shows in local time;
+    SQLite gives times back without their zone, and they are UTC."""
+    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return aware.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -1,4 +1,4 @@
-// zhiku console: confirmations, uploads with live progress, and the chat stream. No library.
+// zhiku console: confirmations, copy buttons, uploads with live progress, and the chat stream. No library.
 "use strict";
 
 const csrfToken = () => document.querySelector('meta[name="csrf-token"]').content;
@@ -334,8 +334,32 @@ function localDates(root = document) {
   });
 }
 
+function copyButtons() {
+  // a button copying the text of the element it names (a new key's secret, the API's address)
+  document.querySelectorAll("button[data-copy]").forEach((button) => {
+    button.addEventListener("click", async () => {
+      const source = document.querySelector(button.dataset.copy);
+      if (!source) return;
+      const text = source.textContent.trim();
+      try {
+        await navigator.clipboard.writeText(text);
+      } catch (error) {
+        // no clipboard permission: the text is selected for the user to copy
+        const range = document.createRange();
+        range.selectNodeContents(source);
+        const selection = window.getSelection();
+        selection.removeAllRanges();
+        selection.addRange(range);
+        return;
+      }
+      button.textContent = button.dataset.copied;
+    });
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   confirmForms();
+  copyButtons();
   uploads(); // first: it keeps the rows as the server sent them, before dates are localised
   localDates();
   chat();

@@ -1,20 +1,22 @@
 """Hit testing: a query against a dataset with its retrieval settings beside it (change them,
 run again, save them), filters on metadata fields, each hit's final score and every channel's
-own score and rank drawn as bars, and the session's recent queries."""
+own score and rank drawn as bars, and the dataset's recent queries (one click runs one again,
+with the search method it ran with)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import current_app, render_template, request
+from flask import render_template, request
 from flask.typing import ResponseReturnValue
 
+from zhiku.api.context import context
 from zhiku.api.views.retrieval import records
 from zhiku.console import forms
 from zhiku.console.blueprint import console, wants_json
 from zhiku.console.channel_chart import BAR_WIDTH, channel_bars, threshold_mark
 from zhiku.console.history import PastQuery, QueryHistory
-from zhiku.console.signin import session_id
+from zhiku.console.refusals import refusal
 from zhiku.console.views.common import dataset_of
 from zhiku.core.errors import InvalidInput
 from zhiku.core.metadata import BUILTIN_FIELDS, OPERATORS
@@ -24,7 +26,7 @@ from zhiku.knowledge_base import Dataset
 
 
 def _history() -> QueryHistory:
-    return current_app.extensions["zhiku.console.history"]  # type: ignore[no-any-return]
+    return QueryHistory(context().kb.sessions)
 
 
 def _page(dataset: Dataset, config: RetrievalConfig, query: str, **values: Any) -> str:
@@ -39,12 +41,13 @@ def _page(dataset: Dataset, config: RetrievalConfig, query: str, **values: Any) 
         fields=[field.name for field in metadata.fields()] + builtin,
         field_types=types,
         operators=OPERATORS,
+        builtin_fields=BUILTIN_FIELDS,
         filter_rows=forms.MAX_FILTER_ROWS,
         form=request.form,
         search_methods=forms.SEARCH_METHODS,
         channels=forms.CHANNELS,
         fusion_modes=fusion_modes(),
-        history=_history().recent(session_id(), dataset.id),
+        history=_history().recent(dataset.id),
         bar_width=BAR_WIDTH,
         **values,
     )
@@ -67,14 +70,19 @@ def run_hit_test(dataset_id: str) -> ResponseReturnValue:
         if wants_json():
             raise
         # the page again with the query and filters as they were sent, the error beside them
-        query = forms.text(form, "query", max_chars=forms.MAX_QUERY_CHARS)
-        input_name = exc.input_name if isinstance(exc, forms.FormError) else "filter"
-        error = {"input": input_name, "message": str(exc)}
+        query = form.get("query", "")
+        if isinstance(exc, InvalidInput):
+            exc = forms.FormError("filter", str(exc))
+        error = refusal("hit", exc)
         return _page(dataset, dataset.retrieval, query, results=None, saved=False, error=error), 400
 
 
 def _run(dataset: Dataset, form: forms.Form) -> str:
-    config = forms.retrieval(form, dataset.retrieval)
+    if form.get("action") == "again":  # a recent query: the dataset's settings, its search method
+        method = forms.choice(form, "search_method", forms.SEARCH_METHODS)
+        config = dataset.retrieval.merged({"search_method": method})
+    else:
+        config = forms.retrieval(form, dataset.retrieval)
     saved = form.get("action") == "save"
     if saved:
         dataset.update(retrieval=config)
@@ -85,7 +93,7 @@ def _run(dataset: Dataset, form: forms.Form) -> str:
     searched = config.merged({"metadata_filter": condition}) if condition is not None else config
     found = records(dataset.search_with(query, searched))
     values = metadata.values_of([record["segment"]["document_id"] for record in found])
-    _history().add(session_id(), PastQuery(dataset.id, query, len(found)))
+    _history().add(PastQuery(dataset.id, query, config.search_method, len(found)))
     return _page(
         dataset,
         config,

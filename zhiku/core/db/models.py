@@ -237,6 +237,23 @@ class ApiKeyRow(Base):
     datasets: Mapped[list[str] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    #: when a request last used the key, to the minute (see :data:`zhiku.api.keys.USE_RECORDED_EVERY`)
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class HitTestQueryRow(Base):
+    """A query run in the console's hit testing, with the search method it ran with: the
+    dataset's recent queries, kept across restarts (the newest few per dataset, see migration 0012)."""
+
+    __tablename__ = "hit_test_queries"
+    __table_args__ = (Index("ix_hit_test_queries_dataset", "dataset_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
+    query: Mapped[str] = mapped_column(Text)
+    search_method: Mapped[str] = mapped_column(String(32))
+    hits: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class PreparedVersionRow(Base):
