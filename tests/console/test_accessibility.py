@@ -104,7 +104,8 @@ def test_every_page_passes_axe_in_both_languages(
     pages.click("#switch-language")
     pages.until(lambda: pages.driver.execute_script("return document.documentElement.lang") == "zh-CN")
     problems |= {f"zh {path}": found for path, found in _walk(pages, paths, "zh").items()}
-    pages.click("#switch-language")
+    pages.click("#switch-language")  # back to English: wait for it, or the next page load races it
+    pages.until(lambda: pages.driver.execute_script("return document.documentElement.lang") == "en")
 
     # a new key's secret shown once, and a form refused beside its field
     pages.open("/api-access")

@@ -172,7 +172,8 @@ def test_the_console_in_a_real_browser(server: LocalServer, browser: WebDriver, 
     pages.click("#switch-language")
     pages.until(lambda: "知识库" in pages.find("header.top nav").text)
     pages.shot("09-datasets-zh")
-    pages.click("#switch-language")
+    pages.click("#switch-language")  # back to English: wait for it, or the next page load races it
+    pages.until(lambda: "Datasets" in pages.find("header.top nav").text)
 
     # a dataset-scoped key sees its dataset only
     pages.open("/datasets")
