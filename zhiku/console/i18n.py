@@ -18,6 +18,12 @@ LANGUAGE_COOKIE = "lang"
 ZH: dict[str, str] = {
     # pages and navigation
     "Console": "控制台",
+    "Agent mode": "智能体模式",
+    "The chat model searches the knowledge base as often as it needs, each search shown.": (
+        "由对话模型按需多次检索知识库，每次检索都会显示。"
+    ),
+    "Agent mode needs a chat model (llm_base_url).": "智能体模式需要配置对话模型（llm_base_url）。",
+    "found": "找到",
     "Datasets": "知识库",
     "Chat": "对话",
     "Documents": "文档",

@@ -252,6 +252,20 @@ function showEnd(view, event, text, segmentUrl, searchedLabel) {
   }
 }
 
+function showStep(view, event, searchedLabel, foundLabel) {
+  // one search of agent mode, shown as it happens: what was searched, what it found
+  let query = "";
+  try {
+    query = JSON.parse(event.tool_input || "{}").query || "";
+  } catch (error) {
+    query = event.tool_input || "";
+  }
+  const item = document.createElement("li");
+  item.className = "step";
+  item.textContent = searchedLabel + ": " + query + " — " + foundLabel + " " + (event.observation || "");
+  view.querySelector(".steps").append(item);
+}
+
 async function ask(form) {
   const messages = document.getElementById("messages");
   const question = document.createElement("div");
@@ -295,6 +309,8 @@ async function ask(form) {
       } else if (event.event === "message_replace") {
         text = event.answer;
         view.querySelector(".text").textContent = text;
+      } else if (event.event === "agent_thought") {
+        showStep(view, event, form.dataset.searched, form.dataset.found);
       } else if (event.event === "message_end") {
         document.getElementById("conversation_id").value = event.conversation_id || "";
         showEnd(view, event, text, segmentUrl, form.dataset.searched);

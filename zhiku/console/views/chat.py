@@ -1,5 +1,6 @@
 """The chat playground: answers streamed from the signed-in key's datasets, with the query that
-was searched and the cited segments, one click away; the key's conversations beside them.
+was searched and the cited segments, one click away; the key's conversations beside them. In
+agent mode (with a chat model) each search the model makes is shown as it happens.
 
 The stream is the API's own ``/chat-messages`` event stream (Dify's events), so the playground
 shows exactly what an application built on the API gets.
@@ -49,6 +50,7 @@ def chat() -> ResponseReturnValue:
         messages=messages,
         datasets=ctx.catalog.datasets(ids),
         cited_parts=cited_parts,
+        agent_available=ctx.kb.settings.llm_base_url is not None,
     )
 
 
@@ -69,6 +71,8 @@ def send_message() -> ResponseReturnValue:
         "owner": principal().key_id,
         "message_id": message_id,
     }
+    if form.get("mode") == "agent":
+        options["config"] = {"mode": "agent"}
     events = context().kb.ask(question, stream=True, **options)
     assert not isinstance(events, Answer)
     return event_stream(dify_events(events, task_id, message_id, created))
