@@ -40,6 +40,8 @@ class AnswerInput:
     language: Language
     max_tokens: int
     repair_citations: bool
+    #: The chosen intent's answer style, for answerers that write (None: the default rules).
+    style: str | None = None
 
 
 class Answerer(Protocol):
@@ -75,7 +77,12 @@ class _Written:
 
     def stream(self, given: AnswerInput) -> Iterator[str]:
         return self._llm.stream(
-            given.question, given.sources, given.history, given.language, max_tokens=given.max_tokens
+            given.question,
+            given.sources,
+            given.history,
+            given.language,
+            max_tokens=given.max_tokens,
+            style=given.style,
         )
 
     def finish(self, text: str, given: AnswerInput) -> tuple[str, list[Citation]]:

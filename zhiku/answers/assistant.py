@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from zhiku.answers.agent import AgentLoop, AgentRun
 from zhiku.answers.answerers import AUTO, Answerer, AnswerInput, answerers
 from zhiku.answers.citations import finish
-from zhiku.answers.config import AnswerConfig
+from zhiku.answers.config import AnswerConfig, Intent
+from zhiku.answers.generation import with_style
 from zhiku.answers.memory import ConversationStore, Turn
 from zhiku.answers.prompts import (
     GENERAL_ANSWER,
@@ -135,7 +136,8 @@ class Assistant:
         if chat is not None:  # the chat action, with a model to answer alone
             grounded, citations = False, []
             pieces: list[str] = []
-            for delta in self._general_answer(chat, request.question, history, language, config):
+            style = intent.style if (intent := _intent_of(plan, config)) is not None else None
+            for delta in self._general_answer(chat, request.question, history, language, config, style):
                 pieces.append(delta)
                 yield AnswerEvent("delta", delta=delta)
             text = "".join(pieces)
@@ -156,6 +158,7 @@ class Assistant:
                 language=language,
                 max_tokens=config.max_answer_tokens,
                 repair_citations=config.repair_citations,
+                style=intent.style if (intent := _intent_of(plan, config)) is not None else None,
             )
             written: list[str] = []
             for delta in writer.stream(given):
@@ -272,10 +275,13 @@ class Assistant:
         history: Sequence[Turn],
         language: Language,
         config: AnswerConfig,
+        style: str | None,
     ) -> Iterator[str]:
         """The chat model alone, then the label saying so (part of the answer text, so every client
         shows it)."""
-        messages: list[dict[str, str]] = [{"role": "system", "content": GENERAL_ANSWER[language]}]
+        messages: list[dict[str, str]] = [
+            {"role": "system", "content": with_style(GENERAL_ANSWER[language], style)}
+        ]
         for turn in history:
             messages.append({"role": "user", "content": turn.question})
             messages.append({"role": "assistant", "content": turn.answer})
@@ -286,9 +292,9 @@ class Assistant:
         yield f"\n\n{NOT_FROM_KNOWLEDGE_BASE[language]}"
 
     def _refusal(self, plan: QueryPlan, config: AnswerConfig, language: str) -> str:
-        for intent in config.intents:
-            if intent.name == plan.intent and intent.reply:
-                return intent.reply
+        intent = _intent_of(plan, config)
+        if intent is not None and intent.reply:
+            return intent.reply
         return REFUSAL["zh" if language == "zh" else "en"]
 
     def _remember(self, request: AskRequest, answer: Answer) -> None:
@@ -323,3 +329,8 @@ def _within(chosen: Sequence[str] | None, asked: Sequence[str] | None) -> Sequen
 
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000.0, 3)
+
+
+def _intent_of(plan: QueryPlan, config: AnswerConfig) -> Intent | None:
+    """The intent the plan chose, as configured."""
+    return next((intent for intent in config.intents if intent.name == plan.intent), None)

@@ -31,6 +31,9 @@ class Intent(BaseModel):
     section: SectionPath | None = Field(None, max_length=255)
     #: What a refusal says; a polite default in the question's language otherwise.
     reply: str | None = Field(None, max_length=2000)
+    #: How the chat model answers questions of this kind (``answer`` and ``chat``), added to its
+    #: rules: "Answer in numbered steps.", "回答要简短，给出联系方式。" The extractive answerer quotes.
+    style: str | None = Field(None, max_length=2000)
     #: Example questions of this kind (each as long as a description at most).
     examples: tuple[Annotated[str, Field(max_length=1000)], ...] = Field((), max_length=20)
 

@@ -14,11 +14,17 @@ from zhiku.text.language import Language
 
 
 def answer_messages(
-    question: str, sources: Sequence[Source], history: Sequence[Turn], language: Language
+    question: str,
+    sources: Sequence[Source],
+    history: Sequence[Turn],
+    language: Language,
+    style: str | None = None,
 ) -> list[dict[str, Any]]:
-    """System rules, the history (answers without their markers: old numbers would point at
-    sources this turn does not have), then the sources and the question in one user message."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": ANSWER_SYSTEM[language]}]
+    """System rules (and an intent's ``style`` after them), the history (answers without their
+    markers: old numbers would point at sources this turn does not have), then the sources and the
+    question in one user message."""
+    system = with_style(ANSWER_SYSTEM[language], style)
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
     for turn in history:
         messages.append({"role": "user", "content": turn.question})
         messages.append({"role": "assistant", "content": strip_markers(turn.answer)})
@@ -41,6 +47,13 @@ class LlmAnswerer:
         language: Language,
         *,
         max_tokens: int,
+        style: str | None = None,
     ) -> Iterator[str]:
         """The answer's text as the model writes it."""
-        return self._chat.stream(answer_messages(question, sources, history, language), max_tokens=max_tokens)
+        messages = answer_messages(question, sources, history, language, style)
+        return self._chat.stream(messages, max_tokens=max_tokens)
+
+
+def with_style(rules: str, style: str | None) -> str:
+    """A system prompt with an intent's answer style after its rules (which still hold)."""
+    return f"{rules}\n\n{style}" if style else rules
