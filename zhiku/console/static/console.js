@@ -4,11 +4,35 @@
 const csrfToken = () => document.querySelector('meta[name="csrf-token"]').content;
 
 function confirmForms() {
-  // one listener for every form asking to be confirmed, those in rows added later too
+  // one listener for every form (or submit button) asking to be confirmed, in rows added later too
   document.addEventListener("submit", (event) => {
-    const form = event.target.closest("form[data-confirm]");
-    if (form && !window.confirm(form.dataset.confirm)) event.preventDefault();
+    const asking = event.submitter?.dataset.confirm ? event.submitter : event.target.closest("form[data-confirm]");
+    if (asking && !window.confirm(asking.dataset.confirm)) event.preventDefault();
   });
+}
+
+function batchSelection() {
+  // the documents ticked for a batch action: a select-all box and a count, kept right as rows
+  // come and go (a row's box is never re-rendered while the list updates, so ticks stay)
+  const all = document.getElementById("select-all");
+  const count = document.getElementById("batch-count");
+  if (!all || !count) return;
+  const boxes = () => Array.from(document.querySelectorAll("#document-rows input.pick"));
+  const show = () => {
+    const ticked = boxes().filter((box) => box.checked).length;
+    count.textContent = count.dataset.template.replace("{n}", String(ticked));
+    all.checked = ticked > 0 && ticked === boxes().length;
+    all.indeterminate = ticked > 0 && ticked < boxes().length;
+  };
+  all.addEventListener("change", () => {
+    boxes().forEach((box) => { box.checked = all.checked; });
+    show();
+  });
+  document.getElementById("document-rows").addEventListener("change", show);
+  document.getElementById("batch-form").addEventListener("submit", (event) => {
+    if (!boxes().some((box) => box.checked)) event.preventDefault();
+  });
+  show();
 }
 
 // -- documents: upload and progress ---------------------------------------------------------
@@ -84,6 +108,10 @@ async function refreshRows(form) {
   }
   current.forEach((row) => row.remove());
   announce(changes.join(" · "));
+  const total = document.getElementById("document-total");
+  const sent = response.headers.get("X-Zhiku-Total");
+  if (total && sent !== null && total.textContent !== sent) total.textContent = sent;
+  body.dispatchEvent(new Event("change")); // rows gone or added: the selection's count again
   return response.headers.get("X-Zhiku-Active") === "1";
 }
 
@@ -336,6 +364,7 @@ function localDates(root = document) {
 
 document.addEventListener("DOMContentLoaded", () => {
   confirmForms();
+  batchSelection();
   uploads(); // first: it keeps the rows as the server sent them, before dates are localised
   localDates();
   chat();
