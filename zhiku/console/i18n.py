@@ -218,6 +218,16 @@ ZH: dict[str, str] = {
     "Left empty, they are taken from the text.": "留空则从文本中提取。",
     "characters": "字符",
     "Delete this segment?": "删除这个分段？",
+    # the chunk preview
+    "Preview chunks": "预览分段",
+    "Preview of": "分段预览：",
+    "Choose a file first.": "请先选择文件。",
+    "Cutting the file into segments…": "正在分段…",
+    "Not indexed yet: the segments the dataset's processing rule makes of this file.": "尚未索引：按知识库的处理规则，这个文件会分成以下分段。",
+    "overlap": "重叠",
+    "segments": "个分段",
+    "first": "显示前",
+    "shown": "个",
     # files refused at upload, the reason shown beside the file
     "empty file": "文件为空",
     "no reader for this kind of file": "不支持这种文件类型",

@@ -232,6 +232,45 @@ function uploads() {
   if (rows.dataset.active === "1") pollRows(form);
 }
 
+function chunkPreview() {
+  // "Preview chunks": the first chosen file as the segments indexing it would make, not indexed
+  const button = document.getElementById("preview-chunks");
+  if (!button) return;
+  const input = document.getElementById("file-input");
+  const status = document.getElementById("preview-status");
+  const shown = document.getElementById("preview");
+  button.addEventListener("click", async () => {
+    const file = input.files[0];
+    if (!file) {
+      status.textContent = button.dataset.none;
+      return;
+    }
+    status.textContent = button.dataset.working;
+    button.disabled = true;
+    try {
+      const data = new FormData();
+      data.append("file", file, file.name);
+      const response = await fetch(button.dataset.url, {
+        method: "POST",
+        body: data,
+        headers: { Accept: "application/json", "X-CSRFToken": csrfToken() },
+      });
+      if (!response.ok) {
+        const body = await response.json().catch(() => ({}));
+        status.textContent = file.name + ": " + (body.message || response.statusText);
+        return;
+      }
+      const template = document.createElement("template");
+      template.innerHTML = await response.text(); // rendered and escaped by the server's template
+      shown.replaceChildren(template.content);
+      shown.hidden = false;
+      status.textContent = shown.querySelector("h2").textContent;
+    } finally {
+      button.disabled = false;
+    }
+  });
+}
+
 // -- chat: a streamed answer with clickable citations ----------------------------------------
 
 function citedText(container, text, sources, segmentUrl) {
@@ -365,6 +404,7 @@ function localDates(root = document) {
 document.addEventListener("DOMContentLoaded", () => {
   confirmForms();
   batchSelection();
+  chunkPreview();
   uploads(); // first: it keeps the rows as the server sent them, before dates are localised
   localDates();
   chat();

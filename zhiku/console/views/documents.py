@@ -117,7 +117,7 @@ def upload(dataset_id: str) -> ResponseReturnValue:
     for storage in files:
         name = (storage.filename or "upload").rsplit("/", 1)[-1][:1024]
         item = Upload(name, storage.read())
-        _admit(item)
+        admit(item)
         done = queue_upload(
             dataset, name=name, data=item.data, file_name=name, process_rule=None, on_duplicate=on_duplicate
         )
@@ -137,7 +137,7 @@ def upload(dataset_id: str) -> ResponseReturnValue:
     return redirect(url_for("console.documents", dataset_id=dataset.id))
 
 
-def _admit(item: Upload) -> None:
+def admit(item: Upload) -> None:
     """The API's check of an upload; a file refused is answered with the reason alone, in the
     page's language (the page shows it beside the file's name)."""
     try:
