@@ -86,7 +86,9 @@ def test_broken_files_are_refused_beside_their_names_and_the_good_ones_index(
         assert pages.find("#document-total").text == "0"
         pages.find("input[name='keyword']").click()  # the reader's focus, kept while rows arrive
         pages.upload(*files)
-        pages.until(lambda: pages.find("#upload").is_enabled() and len(pages.find_all("#upload-status li")) == 5)
+        pages.until(
+            lambda: pages.find("#upload").is_enabled() and len(pages.find_all("#upload-status li")) == 5
+        )
         lines = [item.text for item in pages.find_all("#upload-status li")]
         assert lines[0] == "green.txt: ✓" and lines[4] == "oolong.md: ✓", lines
         assert lines[1:4] == [
@@ -97,7 +99,8 @@ def test_broken_files_are_refused_beside_their_names_and_the_good_ones_index(
         pages.until(lambda: _completed(pages, {"green.txt", "oolong.md"}))
         assert pages.find("#document-total").text == "2"  # counted without a reload
         words = pages.driver.execute_script(
-            "return Array.from(document.querySelectorAll('tr.doc td.words')).map(cell => cell.textContent.trim())"
+            "return Array.from(document.querySelectorAll('tr.doc td.words'))"
+            ".map(cell => cell.textContent.trim())"
         )
         assert sorted(words) == sorted([str(len(GREEN)), str(len(OOLONG))])
     finally:
@@ -125,7 +128,9 @@ def test_a_document_page_shows_what_it_is_and_adds_and_deletes_segments(pages: P
     year = pages.find("#document-metadata input[name^='meta_']")
     year.send_keys("2025")
     pages.click("#document-metadata button")
-    pages.until(lambda: pages.find("#document-metadata input[name^='meta_']").get_attribute("value") == "2025")
+    pages.until(
+        lambda: pages.find("#document-metadata input[name^='meta_']").get_attribute("value") == "2025"
+    )
     assert "/documents/" in pages.driver.current_url  # back on the document's page
 
     pages.click("#document-segments details.add-segment summary")
@@ -165,12 +170,16 @@ def test_batch_actions_on_ticked_documents_from_the_keyboard(pages: Pages, tmp_p
     pages.driver.refresh()
 
     def tick(name: str) -> None:
-        row = next(r for r in pages.find_all("tr.doc") if r.find_element("css selector", ".doc-name").text == name)
+        row = next(
+            r for r in pages.find_all("tr.doc") if r.find_element("css selector", ".doc-name").text == name
+        )
         row.find_element("css selector", "input.pick").send_keys(Keys.SPACE)
 
     def enabled_of() -> dict[str, str]:
         return {
-            row.find_element("css selector", ".doc-name").text: row.find_elements("css selector", "td")[6].text
+            row.find_element("css selector", ".doc-name").text: row.find_elements("css selector", "td")[
+                6
+            ].text
             for row in pages.find_all("tr.doc")
         }
 
@@ -213,7 +222,9 @@ def test_preview_chunks_shows_the_segments_a_file_would_make_and_indexes_nothing
         overlap.send_keys("0")
         pages.click("#save")
         pages.open(f"/datasets/{dataset_id}")
-        text = "\n\n".join(f"Paragraph {n}: " + "the tea leaves are picked and withered " * 3 for n in range(4))
+        text = "\n\n".join(
+            f"Paragraph {n}: " + "the tea leaves are picked and withered " * 3 for n in range(4)
+        )
         pages.find("#file-input").send_keys(str(_file(tmp_path, "long.txt", text)))
         pages.click("#preview-chunks")
         pages.until(lambda: pages.find_all("#preview li.preview-segment"))

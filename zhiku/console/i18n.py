@@ -223,7 +223,8 @@ ZH: dict[str, str] = {
     "Preview of": "分段预览：",
     "Choose a file first.": "请先选择文件。",
     "Cutting the file into segments…": "正在分段…",
-    "Not indexed yet: the segments the dataset's processing rule makes of this file.": "尚未索引：按知识库的处理规则，这个文件会分成以下分段。",
+    "Not indexed yet: the segments the dataset's processing rule makes of this file.":
+        "尚未索引：按知识库的处理规则，这个文件会分成以下分段。",
     "overlap": "重叠",
     "segments": "个分段",
     "first": "显示前",
