@@ -186,7 +186,10 @@ def test_batch_actions_on_ticked_documents_from_the_keyboard(pages: Pages, tmp_p
     tick("green.txt")
     tick("oolong.txt")
     assert pages.find("#batch-count").text == "2 selected"
-    label = pages.find("tr.doc input.pick").get_attribute("aria-label")
+    label = pages.driver.execute_script(
+        "return document.querySelector('tr.doc input.pick').getAttribute('aria-labelledby').split(' ')"
+        ".map(id => document.getElementById(id).textContent).join(' ')"
+    )
     assert label.startswith("Select ") and label.removeprefix("Select ") in names
     pages.find("#batch-form button[value='disable']").send_keys(Keys.ENTER)
     pages.until(lambda: enabled_of() == {"green.txt": "no", "oolong.txt": "no", "matcha.txt": "yes"})
