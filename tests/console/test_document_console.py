@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
@@ -239,3 +240,40 @@ def test_preview_chunks_shows_the_segments_a_file_would_make_and_indexes_nothing
         assert pages.find("#document-total").text == "0"  # nothing indexed
     finally:
         _language(pages, "en")
+
+
+def _tab_to(pages: Pages, css: str, limit: int = 80) -> None:
+    """Press Tab (nothing else) until the element ``css`` has the focus."""
+    for _ in range(limit):
+        if pages.driver.execute_script("return document.activeElement.matches(arguments[0])", css):
+            return
+        ActionChains(pages.driver).send_keys(Keys.TAB).perform()
+    raise AssertionError(f"Tab never reached {css}")
+
+
+def _keys(pages: Pages, *keys: str) -> None:
+    ActionChains(pages.driver).send_keys(*keys).perform()
+
+
+def test_create_upload_and_add_a_segment_with_the_keyboard_alone(pages: Pages, tmp_path: Path) -> None:
+    pages.open("/datasets")
+    _tab_to(pages, "#dataset-name")
+    _keys(pages, "keyboard only", Keys.ENTER)
+    pages.until(lambda: pages.find_all("#upload-form"))
+    _tab_to(pages, "#file-input")
+    # the file dialog is the system's own: the chosen path goes to the focused input
+    pages.driver.switch_to.active_element.send_keys(str(_file(tmp_path, "green.txt", GREEN)))
+    _tab_to(pages, "#upload")
+    _keys(pages, Keys.ENTER)
+    pages.until(lambda: _completed(pages, {"green.txt"}))
+    _tab_to(pages, "tr.doc a.doc-name")
+    _keys(pages, Keys.ENTER)
+    pages.until(lambda: pages.find_all("#document-info"))
+    _tab_to(pages, "details.add-segment summary")
+    _keys(pages, Keys.SPACE)
+    _tab_to(pages, "#new-segment")
+    _keys(pages, MATCHA)
+    _tab_to(pages, "#save-new-segment")
+    _keys(pages, Keys.SPACE)
+    pages.until(lambda: pages.find("#segment-count").text == "2")
+    assert MATCHA in pages.find("#segments").text
