@@ -1,7 +1,8 @@
 """Files no extractor will read are refused when they are sent, the same way through the API as
 in the console: an empty file (400 ``extraction_error``), a suffix no extractor declares and
 binary bytes under a text format's suffix (415 ``unsupported_file_type``), each naming the file
-and the reason; nothing of them is queued. A text file without a suffix is still read."""
+and the reason; nothing of them is queued. A text file without a suffix is still read. A file
+previewed (``preview-by-file``) shows the segments it would make, and nothing is stored."""
 
 from __future__ import annotations
 
@@ -50,3 +51,18 @@ def test_a_documents_hit_count_sums_its_segments_hits(api: Api) -> None:
         assert api.post(f"/v1/datasets/{dataset}/retrieve", json=search).json["records"]
     listed = api.get(f"/v1/datasets/{dataset}/documents").json["data"]
     assert [(item["id"], item["hit_count"]) for item in listed] == [(document, 2)]
+
+
+def test_preview_by_file_shows_the_segments_and_stores_nothing(api: Api) -> None:
+    dataset = api.create_dataset(process_rule={"max_tokens": 40, "chunk_overlap": 0})
+    text = "\n\n".join(f"Paragraph {n}: " + "the tea leaves are picked and withered " * 3 for n in range(4))
+    path = f"/v1/datasets/{dataset}/document/preview-by-file"
+    response = api.post(path, data={"file": (io.BytesIO(text.encode()), "long.txt")})
+    assert response.status_code == 200, response.json
+    body = response.json
+    assert body["total_segments"] == len(body["preview"]) >= 4
+    assert body["preview"][0]["content"].startswith("Paragraph 0:")
+    assert all(0 < item["tokens"] <= 40 and item["child_chunks"] == [] for item in body["preview"])
+    refused = api.post(path, data={"file": (io.BytesIO(b""), "empty.md")})
+    assert refused.status_code == 400 and refused.json["code"] == "extraction_error"
+    assert api.get(f"/v1/datasets/{dataset}/documents").json["total"] == 0
