@@ -22,10 +22,11 @@ def _upload(api: Api, dataset: str, name: str, data: bytes):  # type: ignore[no-
 
 def test_files_no_extractor_reads_are_refused_when_sent(api: Api) -> None:
     dataset = api.create_dataset()
+    photo = os.urandom(4096).replace(b"\n", b"\x00")
     refused = {
         "empty.md": (b"", 400, "extraction_error", "empty file"),
         "blank.txt": (b" \n\n ", 400, "extraction_error", "empty file"),
-        "photo.txt": (os.urandom(4096).replace(b"\n", b"\x00"), 415, "unsupported_file_type", "binary content"),
+        "photo.txt": (photo, 415, "unsupported_file_type", "binary content"),
         "notes.xyz": (GREEN.encode(), 415, "unsupported_file_type", "no reader for this kind of file"),
     }
     for name, (data, status, code, reason) in refused.items():
