@@ -2,14 +2,21 @@
 in the console: an empty file (400 ``extraction_error``), a suffix no extractor declares and
 binary bytes under a text format's suffix (415 ``unsupported_file_type``), each naming the file
 and the reason; nothing of them is queued. A text file without a suffix is still read. A file
-previewed (``preview-by-file``) shows the segments it would make, and nothing is stored."""
+previewed (``preview-by-file``) shows the segments it would make, and nothing is stored.
+``zhiku ingest`` through a running server reports a refused file as it reports one it cannot
+read without a server, and goes on with the rest."""
 
 from __future__ import annotations
 
 import io
 import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 from tests.api.conftest import Api
+from tests.api.test_server import Server, _cli
 
 GREEN = "Longjing is a green tea from Hangzhou, brewed at 80 degrees."
 
@@ -67,3 +74,40 @@ def test_preview_by_file_shows_the_segments_and_stores_nothing(api: Api) -> None
     refused = api.post(path, data={"file": (io.BytesIO(b""), "empty.md")})
     assert refused.status_code == 400 and refused.json["code"] == "extraction_error"
     assert api.get(f"/v1/datasets/{dataset}/documents").json["total"] == 0
+
+
+def test_ingest_through_a_running_server_reports_refused_files_and_goes_on(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _cli(home, "init")
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "green.txt").write_text(GREEN, encoding="utf-8")
+    (folder / "empty.md").write_bytes(b"")
+    (folder / "notes.xyz").write_text("Notes in a format no reader knows.", encoding="utf-8")
+    server = Server(home)
+    try:
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "zhiku.cli",
+                "--home",
+                str(home),
+                "ingest",
+                str(folder),
+                "--dataset",
+                "tea",
+            ]
+            + ["--create"],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+    finally:
+        server.process.send_signal(signal.SIGTERM)
+        server.process.communicate(timeout=60)
+    assert "Traceback" not in run.stderr, run.stderr
+    assert run.returncode == 1 and "through zhiku serve" in run.stdout, (run.stdout, run.stderr)
+    assert "empty.md: " in run.stdout and "empty file" in run.stdout, run.stdout
+    assert "notes.xyz: " in run.stdout and "no reader for this kind of file" in run.stdout, run.stdout
+    assert "completed green.txt" in run.stdout and "1 indexed, 2 failed" in run.stdout, run.stdout
