@@ -122,7 +122,7 @@ def test_a_document_page_shows_what_it_is_and_adds_and_deletes_segments(pages: P
     assert pages.find("#document-info h1").text == "green.txt"
     assert pages.find("#word-count").text == str(len(GREEN))
     assert pages.find("#segment-count").text == "1" and pages.find("#hit-count").text == "0"
-    assert pages.find("#source-type").text == "Uploaded file"
+    assert pages.find("#source-type").text == "Sent through the API or the console"
     assert pages.find("#rule-splitter").text == "recursive" and pages.find("#rule-max-tokens").text == "500"
     assert pages.find("#rule-doc-form").text == "paragraph"
 
@@ -266,6 +266,7 @@ def test_create_upload_and_add_a_segment_with_the_keyboard_alone(pages: Pages, t
     _tab_to(pages, "#upload")
     _keys(pages, Keys.ENTER)
     pages.until(lambda: _completed(pages, {"green.txt"}))
+    pages.until(lambda: pages.driver.execute_script("return document.activeElement.id") == "upload")
     _tab_to(pages, "tr.doc a.doc-name")
     _keys(pages, Keys.ENTER)
     pages.until(lambda: pages.find_all("#document-info"))

@@ -207,11 +207,14 @@ function uploads() {
   const send = (files) => {
     if (busy || !files.length) return;
     busy = true;
+    // a disabled button drops the focus: a keyboard user who pressed it gets it back after
+    const pressed = document.activeElement === button;
     button.disabled = true;
     uploadFiles(form, files).finally(() => {
       input.value = "";
       button.disabled = false;
       busy = false;
+      if (pressed && document.activeElement === document.body) button.focus();
     });
   };
   form.addEventListener("submit", (event) => {
