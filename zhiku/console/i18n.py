@@ -200,6 +200,8 @@ ZH: dict[str, str] = {
     "Select all": "全选",
     "{n} selected": "已选 {n} 个",
     "Delete the selected documents?": "删除选中的文档？",
+    "Archive": "归档",
+    "Unarchive": "取消归档",
     "Words": "字数",
     "Created": "创建时间",
     "Updated": "更新时间",
