@@ -4,6 +4,7 @@ preview without a file; and a document's page is its dataset's alone."""
 
 from __future__ import annotations
 
+import re
 from io import BytesIO
 
 from tests.console.conftest import Console
@@ -43,3 +44,21 @@ def test_bad_document_forms_answer_4xx_naming_the_field(console: Console) -> Non
         f"/datasets/{dataset}/upload", {"file": (BytesIO(b"text"), "notes.xyz")}, headers=JSON
     )
     assert upload.status_code == 415 and upload.json["message"] == "no reader for this kind of file"  # type: ignore[index]
+
+
+def test_a_value_refused_on_a_documents_page_is_shown_there_as_typed(console: Console) -> None:
+    dataset = console.create_dataset("values")
+    added = console.post(f"/datasets/{dataset}/fields", {"action": "add", "name": "year", "type": "number"})
+    assert added.status_code == 302
+    document = console.add_text(dataset, "green.txt", "Longjing green tea is pan-fired by hand.")
+    console.wait_indexed(dataset)
+    page = console.get(f"/datasets/{dataset}/documents/{document}").get_data(as_text=True)
+    (field,) = re.findall(r'name="(meta_[^"]+)"', page)
+    here = f"/datasets/{dataset}/documents/{document}"
+    refused = console.post(f"{here}/metadata", {field: "two thousand", "next": here})
+    html = refused.get_data(as_text=True)
+    assert refused.status_code == 400 and 'id="document-info"' in html  # the document's own page
+    assert 'value="two thousand"' in html and 'aria-invalid="true"' in html and "year: a number" in html
+    saved = console.post(f"{here}/metadata", {field: "2025", "next": here})
+    assert saved.status_code == 302 and saved.headers["Location"].endswith(here)
+    assert 'value="2025"' in console.get(here).get_data(as_text=True)
