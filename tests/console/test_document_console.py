@@ -125,6 +125,10 @@ def test_a_document_page_shows_what_it_is_and_adds_and_deletes_segments(pages: P
     assert pages.find("#source-type").text == "Sent through the API or the console"
     assert pages.find("#rule-splitter").text == "recursive" and pages.find("#rule-max-tokens").text == "500"
     assert pages.find("#rule-doc-form").text == "paragraph"
+    segments_link = pages.find("#document-segments-link").get_attribute("href")
+    assert segments_link.endswith(
+        f"/datasets/{dataset_id}/segments?document={pages.driver.current_url.rsplit('/', 1)[-1]}"
+    )
 
     year = pages.find("#document-metadata input[name^='meta_']")
     year.send_keys("2025")

@@ -217,6 +217,7 @@ ZH: dict[str, str] = {
     "Parents": "父分段",
     "Maximum tokens per child chunk": "子分段最大 token 数",
     "Add a segment": "添加分段",
+    "Search and filter them on the Segments page": "在分段页中搜索和筛选",
     "Left empty, they are taken from the text.": "留空则从文本中提取。",
     "characters": "字符",
     "Delete this segment?": "删除这个分段？",
