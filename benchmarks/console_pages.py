@@ -13,6 +13,7 @@ hit-testing run is a hybrid search (semantic + BM25) plus its page.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import re
 import sys
@@ -66,6 +67,8 @@ def measure(
     token = _TOKEN.search(page).group(1)  # type: ignore[union-attr]
     segment = re.search(r'data-segment="([^"]+)"', page).group(1)  # type: ignore[union-attr]
     base = f"/datasets/{dataset_id}"
+    document = re.search(r'data-document="([^"]+)"', client.get(base).get_data(as_text=True)).group(1)  # type: ignore[union-attr]
+    text = "\n\n".join(queries[:200]).encode()  # a file of a few pages to preview
     pages: dict[str, Any] = {
         "datasets": lambda _: client.get("/datasets"),
         "documents": lambda _: client.get(base),
@@ -74,6 +77,10 @@ def measure(
         "segments, page 100": lambda _: client.get(f"{base}/segments?page=100"),
         "segments, text search": lambda q: client.get(f"{base}/segments", query_string={"keyword": q[:8]}),
         "segment": lambda _: client.get(f"{base}/segments/{segment}"),
+        "document": lambda _: client.get(f"{base}/documents/{document}"),
+        "chunk preview": lambda _: client.post(
+            f"{base}/preview", data={"file": (io.BytesIO(text), "preview.txt"), "csrf_token": token}
+        ),
         "settings": lambda _: client.get(f"{base}/settings"),
         "hit testing (form)": lambda _: client.get(f"{base}/hit-testing"),
         "hit testing (run, hybrid)": lambda q: client.post(

@@ -142,9 +142,19 @@ class ServerClient:
             message, code = response.text[:300], "error"
         if response.status_code == 404:
             raise NotFound(message)
+        if code in UploadRefused.codes:
+            raise UploadRefused(message)
         if response.status_code == 503 and code == "store_busy":
             raise StoreBusy(message)
         raise ZhikuError(f"the server at {self.url} answered {response.status_code}: {message}")
+
+
+class UploadRefused(ZhikuError):
+    """The server refused a file as it was sent: empty, or no extractor reads it (the message
+    names the file and why); nothing of it was queued."""
+
+    code = "upload_refused"
+    codes = frozenset({"extraction_error", "unsupported_file_type"})
 
 
 def sha256_of(path: Path) -> str:

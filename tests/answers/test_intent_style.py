@@ -48,10 +48,10 @@ def test_an_answer_intent_s_style_follows_the_answer_rules(tmp_path: Path) -> No
 
 
 def test_a_chat_intent_s_style_reaches_the_model_answering_alone(tmp_path: Path) -> None:
-    intent = {"name": "smalltalk", "description": "greetings", "action": "chat", "style": "Reply in one line."}
+    intent = {"name": "smalltalk", "description": "greetings", "action": "chat", "style": "Be brief."}
     answer, systems = _systems(tmp_path, intent, "Hello there!")
     assert answer.plan.action == "chat" and not answer.grounded
-    assert len(systems) == 1 and systems[0].endswith("\n\nReply in one line.")
+    assert len(systems) == 1 and systems[0].endswith("\n\nBe brief.")
 
 
 def test_without_a_style_the_rules_are_the_default_ones(tmp_path: Path) -> None:

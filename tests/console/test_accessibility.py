@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.console.browser import LocalServer, Pages, WebDriver, chromium, zhiku_server
+from tests.console.browser import By, LocalServer, Pages, WebDriver, chromium, zhiku_server
 from tests.fixtures.make_files import make_truncated_pdf
 
 axe_selenium_python = pytest.importorskip(
@@ -85,12 +85,19 @@ def test_every_page_passes_axe_in_both_languages(
     conversation = pages.find("#conversation_id").get_attribute("value")
     pages.open(f"/datasets/{dataset_id}/segments")
     segment_id = pages.find("article.segment").get_attribute("data-segment")
+    pages.open(f"/datasets/{dataset_id}")
+    documents = {
+        row.find_element(By.CSS_SELECTOR, ".doc-name").text: row.get_attribute("data-document")
+        for row in pages.find_all("tr.doc")
+    }
 
     paths = [
         "/datasets",
         f"/datasets/{dataset_id}",
         f"/datasets/{dataset_id}/segments",
         f"/datasets/{dataset_id}/segments/{segment_id}",
+        f"/datasets/{dataset_id}/documents/{documents['longjing.txt']}",
+        f"/datasets/{dataset_id}/documents/{documents['broken.pdf']}",
         f"/datasets/{dataset_id}/hit-testing",
         f"/datasets/{dataset_id}/hit-testing?query=Longjing",
         f"/datasets/{dataset_id}/settings",
@@ -128,4 +135,12 @@ def test_every_page_passes_axe_in_both_languages(
     pages.until(lambda: pages.find_all("li.hit"))
     if found := _problems(pages):
         problems["hit-testing results"] = found
+    # the chunk preview drawn under the upload form, and documents ticked for a batch action
+    pages.open(f"/datasets/{dataset_id}")
+    pages.find("#file-input").send_keys(str(text))
+    pages.click("#preview-chunks")
+    pages.until(lambda: pages.find_all("#preview li.preview-segment"))
+    pages.click("#select-all")
+    if found := _problems(pages):
+        problems["chunk preview"] = found
     assert not problems, "\n".join(f"{path}:\n  " + "\n  ".join(found) for path, found in problems.items())

@@ -244,7 +244,7 @@ def display_status(info: DocumentInfo, job: JobState | None) -> str:
 
 
 def document(
-    info: DocumentInfo, job: JobState | None, *, position: int, words: int, form: str
+    info: DocumentInfo, job: JobState | None, *, position: int, words: int, form: str, hits: int = 0
 ) -> dict[str, Any]:
     return {
         "id": info.id,
@@ -265,7 +265,7 @@ def document(
         "archived": bool(job is not None and job.archived),
         "display_status": display_status(info, job),
         "word_count": words,
-        "hit_count": 0,
+        "hit_count": hits,
         "doc_form": doc_form(form),
         "segment_count": info.segment_count,
         "content_hash": info.file_hash,

@@ -276,3 +276,21 @@ class Result(Out):
 
 class RetryResult(Result):
     batch: str
+
+
+class PreviewSegmentOut(Out):
+    """A segment as indexing would store it: its text (for Q&A: the question), token count,
+    answer (Q&A), and the child chunks a parent-child index would search."""
+
+    content: str
+    tokens: int
+    answer: str | None
+    child_chunks: list[str]
+
+
+class ChunkPreview(Out):
+    """The first segments a file would make under the dataset's process rule, and how many the
+    splitter cut in all; nothing is stored."""
+
+    total_segments: int
+    preview: list[PreviewSegmentOut]

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from zhiku.cli.common import CommandError, open_knowledge_base, progress_bar, user_errors
-from zhiku.client import ServerClient, running_server, sha256_of
+from zhiku.client import ServerClient, UploadRefused, running_server, sha256_of
 from zhiku.core.errors import NotFound
 from zhiku.knowledge_base import Dataset, DocumentInfo, KnowledgeBase
 
@@ -114,14 +114,19 @@ def _ingest_through(
     click.echo(f"through zhiku serve (pid {client.pid}) at {client.url}")
     batches: list[str] = []
     names: dict[str, str] = {}
-    skipped = 0
+    skipped = refused = 0
     for path in files:
         existing = known.get(sha256_of(path))
         if existing is not None and on_duplicate == "skip":
             click.echo(f"{'skipped':9} {path.name}: its content is already indexed")
             skipped += 1
             continue
-        document_id, batch = client.upload(dataset_id, path, replace=existing)
+        try:
+            document_id, batch = client.upload(dataset_id, path, replace=existing)
+        except UploadRefused as exc:  # as a local run reports a file it cannot read, and goes on
+            click.echo(f"{'error':9} {path.name}: {exc}")
+            refused += 1
+            continue
         names[document_id] = path.name
         batches.append(batch)
     statuses = client.wait(dataset_id, batches) if batches else []
@@ -133,9 +138,9 @@ def _ingest_through(
             click.echo(f"{'error':9} {name}: {status['error']}")
         else:
             click.echo(f"{status['indexing_status']:9} {name} ({status['completed_segments']} segments)")
-    summary = f"{len(statuses) - failed} indexed, {failed} failed"
+    summary = f"{len(statuses) - failed} indexed, {failed + refused} failed"
     click.echo(summary + (f", {skipped} skipped as duplicates" if skipped else ""))
-    return failed > 0
+    return failed + refused > 0
 
 
 def _expand(paths: tuple[Path, ...]) -> list[Path]:

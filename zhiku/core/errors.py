@@ -40,6 +40,7 @@ class UnsupportedFileType(ZhikuError):
 
     def __init__(self, source: str, detail: str = "") -> None:
         self.source = source
+        self.detail = detail
         msg = f"unsupported file type: {source}"
         super().__init__(f"{msg} ({detail})" if detail else msg)
 

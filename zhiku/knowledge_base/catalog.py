@@ -173,6 +173,16 @@ class Catalog:
             ).all()
             return {document_id: int(words or 0) for document_id, words in rows}
 
+    def document_hits(self, document_ids: Sequence[str]) -> dict[str, int]:
+        """Retrievals that returned a segment of each document, summed over its segments."""
+        with self._sessions() as session:
+            rows = session.execute(
+                select(SegmentRow.document_id, func.sum(SegmentRow.hit_count))
+                .where(SegmentRow.document_id.in_(list(document_ids)))
+                .group_by(SegmentRow.document_id)
+            ).all()
+            return {document_id: int(hits or 0) for document_id, hits in rows}
+
     def document_positions(self, dataset_id: str, document_ids: Sequence[str]) -> dict[str, int]:
         """1-based order of creation of documents within their dataset."""
         numbered = (

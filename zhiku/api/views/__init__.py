@@ -7,10 +7,23 @@ from zhiku.api.views.documents import routes as documents
 from zhiku.api.views.external import routes as external
 from zhiku.api.views.meta import routes as meta
 from zhiku.api.views.metadata import routes as metadata
+from zhiku.api.views.preview import routes as preview
 from zhiku.api.views.retrieval import routes as retrieval
 from zhiku.api.views.sections import routes as sections
 from zhiku.api.views.segments import routes as segments
 
-ALL = (datasets, documents, metadata, sections, segments, child_chunks, retrieval, external, answers, meta)
+ALL = (
+    datasets,
+    documents,
+    preview,
+    metadata,
+    sections,
+    segments,
+    child_chunks,
+    retrieval,
+    external,
+    answers,
+    meta,
+)
 
 __all__ = ["ALL"]

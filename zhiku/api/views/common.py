@@ -41,8 +41,10 @@ def datasets_json(dataset_ids: Sequence[str]) -> list[dict[str, Any]]:
 def documents_json(dataset: Dataset, infos: Sequence[DocumentInfo]) -> list[dict[str, Any]]:
     ctx = context()
     ids = [info.id for info in infos]
+    ctx.hits.flush()  # each document's hit_count with every hit counted so far
     jobs = ctx.queue.states(ids)
     words = ctx.catalog.document_words(ids)
+    hits = ctx.catalog.document_hits(ids)
     positions = ctx.catalog.document_positions(dataset.id, ids)
     form = dataset.process_rule.doc_form
     return [
@@ -52,6 +54,7 @@ def documents_json(dataset: Dataset, infos: Sequence[DocumentInfo]) -> list[dict
             position=positions.get(info.id, 0),
             words=words.get(info.id, 0),
             form=form,
+            hits=hits.get(info.id, 0),
         )
         for info in infos
     ]

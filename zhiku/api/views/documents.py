@@ -33,8 +33,7 @@ from zhiku.api.schemas import (
     TextDocumentUpdate,
 )
 from zhiku.api.views.common import document_json, documents_json, offset, page
-from zhiku.core.errors import ExtractionError, UnsupportedFileType
-from zhiku.extractors.dispatch import file_format
+from zhiku.extractors.admission import check_upload
 from zhiku.knowledge_base import Dataset
 from zhiku.knowledge_base.dataset_documents import DatasetDocuments
 from zhiku.knowledge_base.document_intake import OnDuplicate
@@ -58,11 +57,9 @@ def _text_bytes(text: str) -> bytes:
 
 
 def check_type(upload: Upload) -> None:
-    """415 for a file no extractor reads (by suffix nor by content), before it is queued."""
-    if not upload.data:
-        raise ExtractionError(upload.name, "empty file")
-    if file_format(upload.name, upload.data) is None:
-        raise UnsupportedFileType(upload.name)
+    """Before a file is queued: 400 for an empty one, 415 for one no extractor will read (an
+    unknown suffix, binary bytes named as text) — the console refuses the same files."""
+    check_upload(upload.name, upload.data)
 
 
 def _rule(dataset: Dataset, options: ProcessingOptions) -> dict[str, object] | None:

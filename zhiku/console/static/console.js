@@ -4,11 +4,35 @@
 const csrfToken = () => document.querySelector('meta[name="csrf-token"]').content;
 
 function confirmForms() {
-  // one listener for every form asking to be confirmed, those in rows added later too
+  // one listener for every form (or submit button) asking to be confirmed, in rows added later too
   document.addEventListener("submit", (event) => {
-    const form = event.target.closest("form[data-confirm]");
-    if (form && !window.confirm(form.dataset.confirm)) event.preventDefault();
+    const asking = event.submitter?.dataset.confirm ? event.submitter : event.target.closest("form[data-confirm]");
+    if (asking && !window.confirm(asking.dataset.confirm)) event.preventDefault();
   });
+}
+
+function batchSelection() {
+  // the documents ticked for a batch action: a select-all box and a count, kept right as rows
+  // come and go (a row's box is never re-rendered while the list updates, so ticks stay)
+  const all = document.getElementById("select-all");
+  const count = document.getElementById("batch-count");
+  if (!all || !count) return;
+  const boxes = () => Array.from(document.querySelectorAll("#document-rows input.pick"));
+  const show = () => {
+    const ticked = boxes().filter((box) => box.checked).length;
+    count.textContent = count.dataset.template.replace("{n}", String(ticked));
+    all.checked = ticked > 0 && ticked === boxes().length;
+    all.indeterminate = ticked > 0 && ticked < boxes().length;
+  };
+  all.addEventListener("change", () => {
+    boxes().forEach((box) => { box.checked = all.checked; });
+    show();
+  });
+  document.getElementById("document-rows").addEventListener("change", show);
+  document.getElementById("batch-form").addEventListener("submit", (event) => {
+    if (!boxes().some((box) => box.checked)) event.preventDefault();
+  });
+  show();
 }
 
 // -- documents: upload and progress ---------------------------------------------------------
@@ -84,6 +108,10 @@ async function refreshRows(form) {
   }
   current.forEach((row) => row.remove());
   announce(changes.join(" · "));
+  const total = document.getElementById("document-total");
+  const sent = response.headers.get("X-Zhiku-Total");
+  if (total && sent !== null && total.textContent !== sent) total.textContent = sent;
+  body.dispatchEvent(new Event("change")); // rows gone or added: the selection's count again
   return response.headers.get("X-Zhiku-Active") === "1";
 }
 
@@ -179,11 +207,14 @@ function uploads() {
   const send = (files) => {
     if (busy || !files.length) return;
     busy = true;
+    // a disabled button drops the focus: a keyboard user who pressed it gets it back after
+    const pressed = document.activeElement === button;
     button.disabled = true;
     uploadFiles(form, files).finally(() => {
       input.value = "";
       button.disabled = false;
       busy = false;
+      if (pressed && document.activeElement === document.body) button.focus();
     });
   };
   form.addEventListener("submit", (event) => {
@@ -202,6 +233,45 @@ function uploads() {
   const rows = document.getElementById("document-rows");
   Array.from(rows.rows).forEach(rememberCells);
   if (rows.dataset.active === "1") pollRows(form);
+}
+
+function chunkPreview() {
+  // "Preview chunks": the first chosen file as the segments indexing it would make, not indexed
+  const button = document.getElementById("preview-chunks");
+  if (!button) return;
+  const input = document.getElementById("file-input");
+  const status = document.getElementById("preview-status");
+  const shown = document.getElementById("preview");
+  button.addEventListener("click", async () => {
+    const file = input.files[0];
+    if (!file) {
+      status.textContent = button.dataset.none;
+      return;
+    }
+    status.textContent = button.dataset.working;
+    button.disabled = true;
+    try {
+      const data = new FormData();
+      data.append("file", file, file.name);
+      const response = await fetch(button.dataset.url, {
+        method: "POST",
+        body: data,
+        headers: { Accept: "application/json", "X-CSRFToken": csrfToken() },
+      });
+      if (!response.ok) {
+        const body = await response.json().catch(() => ({}));
+        status.textContent = file.name + ": " + (body.message || response.statusText);
+        return;
+      }
+      const template = document.createElement("template");
+      template.innerHTML = await response.text(); // rendered and escaped by the server's template
+      shown.replaceChildren(template.content);
+      shown.hidden = false;
+      status.textContent = shown.querySelector("h2").textContent;
+    } finally {
+      button.disabled = false;
+    }
+  });
 }
 
 // -- chat: a streamed answer with clickable citations ----------------------------------------
@@ -376,6 +446,8 @@ function copyButtons() {
 document.addEventListener("DOMContentLoaded", () => {
   confirmForms();
   copyButtons();
+  batchSelection();
+  chunkPreview();
   uploads(); // first: it keeps the rows as the server sent them, before dates are localised
   localDates();
   chat();

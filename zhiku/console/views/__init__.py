@@ -1,5 +1,25 @@
 """The console's pages, one module per area; importing them adds their routes to the blueprint."""
 
-from zhiku.console.views import account, api_access, chat, datasets, documents, hit_testing, segments
+from zhiku.console.views import (
+    account,
+    api_access,
+    chat,
+    datasets,
+    document,
+    documents,
+    hit_testing,
+    preview,
+    segments,
+)
 
-__all__ = ["account", "api_access", "chat", "datasets", "documents", "hit_testing", "segments"]
+__all__ = [
+    "account",
+    "api_access",
+    "chat",
+    "datasets",
+    "document",
+    "documents",
+    "hit_testing",
+    "preview",
+    "segments",
+]

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import cast, get_args
 
-from flask import jsonify, make_response, redirect, render_template, request, url_for
+from flask import g, jsonify, make_response, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
 from zhiku.api import dify
 from zhiku.api.context import context
+from zhiku.api.errors import STATUS_OF_CODE, ApiError
 from zhiku.api.routing import Upload
 from zhiku.api.schemas import MAX_NAME_CHARS
 from zhiku.api.views.common import documents_json
@@ -27,9 +28,12 @@ from zhiku.api.views.documents import (
 )
 from zhiku.console import forms
 from zhiku.console.blueprint import console, wants_json
+from zhiku.console.i18n import translator
 from zhiku.console.views.account import safe_next
 from zhiku.console.views.common import Paging, dataset_of, paging
+from zhiku.console.views.document import document_page
 from zhiku.core.document_status import IN_PROGRESS, DocumentStatus
+from zhiku.core.errors import ExtractionError, UnsupportedFileType
 from zhiku.knowledge_base import Dataset
 from zhiku.knowledge_base.document_intake import OnDuplicate
 
@@ -37,6 +41,9 @@ from zhiku.knowledge_base.document_intake import OnDuplicate
 MAX_FILES_PER_UPLOAD = 20
 STAGES = ("waiting", "parsing", "cleaning", "splitting", "indexing", "completed")
 ACTIONS = ("enable", "disable", "archive", "un_archive", "retry", "delete")
+BATCH_ACTIONS = ("enable", "disable", "archive", "un_archive", "delete")
+#: Documents one batch action may name (a page shows fewer).
+MAX_BATCH = 200
 _ACTIVE = {DocumentStatus.WAITING.value, *(status.value for status in IN_PROGRESS)}
 
 
@@ -92,6 +99,7 @@ def document_rows(dataset_id: str) -> ResponseReturnValue:
         render_template("document_rows.html", dataset=dataset, fields=dataset.metadata.fields(), **values)
     )
     response.headers["X-Zhiku-Active"] = "1" if values["active"] else "0"
+    response.headers["X-Zhiku-Total"] = str(values["total"])
     return response
 
 
@@ -109,7 +117,7 @@ def upload(dataset_id: str) -> ResponseReturnValue:
     for storage in files:
         name = (storage.filename or "upload").rsplit("/", 1)[-1][:1024]
         item = Upload(name, storage.read())
-        check_type(item)
+        admit(item)
         done = queue_upload(
             dataset, name=name, data=item.data, file_name=name, process_rule=None, on_duplicate=on_duplicate
         )
@@ -129,6 +137,17 @@ def upload(dataset_id: str) -> ResponseReturnValue:
     return redirect(url_for("console.documents", dataset_id=dataset.id))
 
 
+def admit(item: Upload) -> None:
+    """The API's check of an upload; a file refused is answered with the reason alone, in the
+    page's language (the page shows it beside the file's name)."""
+    try:
+        check_type(item)
+    except (ExtractionError, UnsupportedFileType) as exc:
+        reason = exc.reason if isinstance(exc, ExtractionError) else exc.detail
+        status = STATUS_OF_CODE.get(exc.code, 400)
+        raise ApiError(status, exc.code, translator(g.lang)(reason or "unsupported file type")) from None
+
+
 @console.route("/datasets/<dataset_id>/documents/<document_id>/<action>", methods=["POST"])
 def document_action(dataset_id: str, document_id: str, action: str) -> ResponseReturnValue:
     dataset = dataset_of(dataset_id)
@@ -145,6 +164,28 @@ def document_action(dataset_id: str, document_id: str, action: str) -> ResponseR
     return redirect(safe_next(request.form.get("next"), back))
 
 
+@console.route("/datasets/<dataset_id>/documents/batch", methods=["POST"])
+def batch_documents(dataset_id: str) -> ResponseReturnValue:
+    """One action on the documents ticked in the table (the API's batch status change)."""
+    dataset = dataset_of(dataset_id)
+    action = forms.choice(request.form, "action", BATCH_ACTIONS)
+    chosen = list(dict.fromkeys(request.form.getlist("document_ids")))
+    if not chosen:
+        raise forms.FormError("document_ids", "choose at least one document")
+    if len(chosen) > MAX_BATCH:
+        raise forms.FormError("document_ids", f"at most {MAX_BATCH} documents at once")
+    if any(len(document_id) > 64 for document_id in chosen):
+        raise forms.FormError("document_ids", "document ids of at most 64 characters")
+    for document_id in chosen:
+        dataset.document(document_id)  # 404, before anything changes, for another dataset's
+    if action == "delete":
+        for document_id in chosen:
+            remove_document(dataset, document_id)
+    else:
+        set_documents_status(dataset, action, chosen)
+    return redirect(url_for("console.documents", dataset_id=dataset.id))
+
+
 @console.route("/datasets/<dataset_id>/documents/<document_id>/metadata", methods=["POST"])
 def document_metadata(dataset_id: str, document_id: str) -> ResponseReturnValue:
     """Save a document's values; a value refused is shown beside its field, what was typed kept."""
@@ -157,5 +198,8 @@ def document_metadata(dataset_id: str, document_id: str) -> ResponseReturnValue:
         if wants_json():
             raise
         refused = {"document": document_id, "input": exc.input_name, "message": str(exc)}
+        if request.form.get("next"):  # sent from the document's own page
+            return document_page(dataset, document_id, metadata_error=refused, typed_values=request.form), 400
         return _documents_page(dataset, metadata_error=refused, typed_values=request.form), 400
-    return redirect(url_for("console.documents", dataset_id=dataset.id))
+    back = url_for("console.documents", dataset_id=dataset.id)
+    return redirect(safe_next(request.form.get("next"), back))

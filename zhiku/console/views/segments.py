@@ -48,7 +48,7 @@ def segments(dataset_id: str) -> ResponseReturnValue:
         keyword=keyword,
         document_id=document_id or "",
         enabled=enabled_choice,
-        qa=dataset.process_rule.doc_form == "qa",
+        qa=dataset.process_rule.doc_form == "qa_model",
     )
 
 
@@ -66,7 +66,7 @@ def segment(dataset_id: str, segment_id: str) -> ResponseReturnValue:
         dataset=dataset,
         item=stored,
         names=_document_names(dataset, {stored.segment.document_id}),
-        qa=dataset.process_rule.doc_form == "qa",
+        qa=dataset.process_rule.doc_form == "qa_model",
         children=children,
         child_total=child_total,
     )

@@ -346,6 +346,12 @@ class IndexingQueue:
             for row in rows
         }
 
+    def process_rule(self, document_id: str) -> dict[str, Any] | None:
+        """The process rule the document was queued with; None when it follows its dataset's."""
+        with self._sessions() as session:
+            job = session.get(DocumentJobRow, document_id)
+            return dict(job.process_rule) if job is not None and job.process_rule else None
+
     def batch_documents(self, dataset_id: str, batch: str) -> list[str]:
         """Ids of the documents queued in ``batch``, oldest first; NotFound for an unknown batch."""
         with self._sessions() as session:
