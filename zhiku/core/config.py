@@ -131,10 +131,15 @@ class Settings(BaseModel):
     #: megabytes a document may grow to while parsed: an archive's inflated members, the memory
     #: an XML tree of its elements takes (estimated), the text extracted
     parse_max_mb: float = Field(256.0, gt=0)
-    #: elements an HTML page or an EPUB may hold (each is a Python object while it is read)
+    #: elements an HTML page, EPUB, DOCX or PPTX may hold (each is a Python object while it is
+    #: read), and elements a deck yields while it is read
     parse_max_elements: int = Field(500_000, gt=0)
     #: cells a spreadsheet may hold (only the cells present count, not the range it claims)
     parse_max_cells: int = Field(2_000_000, gt=0)
+    #: seconds the embedded stores' index build (``optimize``, in a child process) may take; then
+    #: it is killed and searches go on with the previous index. None: 600 s plus 15 ms per point,
+    #: about ten times a build on one idle core
+    index_build_time_limit: float | None = Field(None, gt=0)
     #: segments one document may be split into; past it the document ends ``error`` before any
     #: embedding (a 382 KB workbook of one-word rows was 60,000 segments)
     max_segments_per_document: int = Field(20_000, gt=0)
