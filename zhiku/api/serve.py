@@ -63,7 +63,8 @@ def serve(
 ) -> None:
     """Serve until interrupted; ``port=0`` picks a free port (the address is echoed).
 
-    Waitress alone bounds connections and idle time, not what one client address may hold:
+    Waitress alone bounds connections and idle time, and the app the requests per minute of
+    one client address (``rate_limit_per_address``), not the connections one address may hold:
     behind nginx (or another reverse proxy) limit those there (see ``api_channel_timeout``).
     """
     app = create_app(settings)
