@@ -1,4 +1,4 @@
-"""PowerPoint (``.pptx``) and e-mail (``.eml``) through the ``unstructured`` library, offline.
+"""PowerPoint (``.pptx``) through the ``unstructured`` library, offline.
 
 See :mod:`zhiku.extractors.unstructured_offline` for what keeps it off the network. Tables come
 back as HTML from unstructured and are rendered with the HTML rules (cells joined by ``" | "``).
@@ -9,19 +9,15 @@ back as HTML from unstructured and are rendered with the HTML rules (cells joine
   unstructured's partitioner makes them, one at a time: each is a checkpoint and counts against
   ``parse_max_elements`` (a deck may list one slide a hundred thousand times), and only their text
   is kept.
-- EML: one Document with ``title`` (the subject), whose text starts with the subject line; the
-  HTML body is preferred over the plain one. Attachments are not read (each would need its own
-  extractor run and error handling; extract them as separate files).
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from zhiku.core.cancellation import checkpoint
 from zhiku.core.documents import Document
 from zhiku.extractors import unstructured_offline
 from zhiku.extractors.base import make_document, parser_errors, read_bytes, require_text
@@ -70,38 +66,6 @@ def _pptx_elements(data: bytes) -> Iterator[Element]:
         strategy="fast",
     )
     return _PptxPartitioner.iter_presentation_elements(options)
-
-
-class EmlExtractor:
-    def extract(self, source: Path | bytes, *, name: str) -> list[Document]:
-        unstructured_offline.prepare_unstructured()
-        from unstructured.partition.email import partition_email
-
-        data = read_bytes(source, name)
-        with parser_errors(name, "e-mail"):
-            elements = partition_email(file=io.BytesIO(data), process_attachments=False)
-        meta: dict[str, Any] = elements[0].metadata.to_dict() if elements else {}
-        subject = (meta.get("subject") or "").strip() or None
-        body = _elements_text(elements)
-        text = f"{subject}\n\n{body}" if subject and body else (subject or body)
-        document = make_document(
-            text,
-            name,
-            title=subject,
-            sent_from=meta.get("sent_from"),
-            sent_to=meta.get("sent_to"),
-        )
-        return require_text([document], name, "no text in the message")
-
-
-def _elements_text(elements: Sequence[Element]) -> str:
-    parts = []
-    for element in elements:
-        checkpoint()
-        text = _element_text(element)
-        if text:
-            parts.append(text)
-    return "\n\n".join(parts)
 
 
 def _element_text(element: Element) -> str:
