@@ -46,10 +46,12 @@ def test_an_ordinary_document_fits_the_default_budget(tmp_path: Path) -> None:
 
 
 def test_a_parse_past_its_seconds_ends_too_costly(tmp_path: Path) -> None:
-    """Random text compresses like a real document (no bomb ratio) and takes ~15 s to parse."""
+    """Random text compresses like a real document (no bomb ratio) and takes ~15 s to parse
+    (its 600,000 elements are over the default ``max_elements``, raised here)."""
     source = make_noise_docx(tmp_path / "noise.docx", 200_000)
     started = time.monotonic()
-    with parse_budget(ParseBudget(seconds=1.0)), pytest.raises(TooCostly) as caught:
+    budget = ParseBudget(seconds=1.0, max_elements=10_000_000)
+    with parse_budget(budget), pytest.raises(TooCostly) as caught:
         extract(source, "noise.docx")
     elapsed = time.monotonic() - started
     assert "DOCX too costly to parse" in str(caught.value) and "parse_time_limit" in str(caught.value)

@@ -10,11 +10,11 @@ from zhiku.core.documents import Document
 from zhiku.core.errors import ExtractionError, UnsupportedFileType
 from zhiku.extractors import Extractor, extract, extractor_for, extractors
 from zhiku.extractors.docx import DocxExtractor
+from zhiku.extractors.eml import EmlExtractor
 from zhiku.extractors.html import HtmlExtractor
 from zhiku.extractors.markdown import MarkdownExtractor
 from zhiku.extractors.spreadsheet import CsvExtractor, XlsExtractor, XlsxExtractor
 from zhiku.extractors.txt import TextExtractor
-from zhiku.extractors.unstructured_formats import EmlExtractor
 
 
 def test_pdf_named_txt_is_read_as_pdf(tmp_path: Path) -> None:

@@ -6,7 +6,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from sqlalchemy import update
+
 from zhiku import KnowledgeBase
+from zhiku.core.db.models import SegmentRow
 from zhiku.core.documents import Chunk
 from zhiku.knowledge_base import Dataset
 
@@ -107,3 +110,55 @@ def test_rebuild_retokenizes_the_full_text_records(kb: KnowledgeBase, tmp_path: 
     kb.close()
     with KnowledgeBase.open(home, embedding_model="use") as reopened:
         assert _full_text(reopened.dataset("garden"), "采茶节") == expected
+
+
+def test_a_rebuild_extracts_again_the_keywords_no_user_gave(kb: KnowledgeBase, tmp_path: Path) -> None:
+    """Extracted keywords differ from the new dictionary's extraction: the rebuild once took
+    that for a user's edit, kept the old words and weighted them as given."""
+    texts = ("青山茶园每年举办采茶节。", "山下小镇只有茶叶市场。")
+    new = tmp_path / "new.txt"
+    new.write_text("青山茶园 10\n采茶节 10\n", encoding="utf-8")
+    fresh = kb.create_dataset("fresh", user_dict=new, retrieval=KEEP_ALL)
+    fresh_segments = fresh.segments(_add(fresh, *texts))
+
+    words = tmp_path / "words.txt"
+    words.write_text("青山茶园 10\n", encoding="utf-8")
+    ds = kb.create_dataset("garden", user_dict=words, retrieval=KEEP_ALL)
+    document_id = _add(ds, *texts)
+    edited = ds.segments(document_id)[1]
+    ds.segment_editor().update(document_id, edited.id, keywords=["小镇", "市场"])
+    words.write_text(new.read_text(encoding="utf-8"), encoding="utf-8")
+    ds.rebuild_keywords()
+
+    extracted, given = ds.segments(document_id)
+    assert "采茶节" in extracted.keywords and extracted.keywords == fresh_segments[0].keywords
+    assert _scores(ds, "采茶节") == _scores(fresh, "采茶节")  # weighted as extracted, not given
+    assert given.keywords == ["小镇", "市场"]
+
+
+def test_keywords_a_user_set_stay_given_even_when_extraction_shows_the_same(kb: KnowledgeBase) -> None:
+    """Keywords edited to exactly what extraction shows were taken for extracted ones by the
+    rebuild, and lost the weight of given keywords."""
+    ds = kb.create_dataset("same", retrieval=KEEP_ALL)
+    document_id = _add(ds, "乌龙茶香气浓郁，乌龙茶产自福建。", "绿茶产自杭州西湖，清香淡雅。")
+    segment = ds.segments(document_id)[0]
+    before = _scores(ds, "乌龙茶")
+    ds.segment_editor().update(document_id, segment.id, keywords=list(segment.keywords))
+    edited = _scores(ds, "乌龙茶")
+    assert edited[0][1] > before[0][1]  # given keywords weigh more
+    ds.rebuild_keywords()
+    assert _scores(ds, "乌龙茶") == edited
+
+
+def test_rows_from_before_the_flag_are_judged_as_they_were(kb: KnowledgeBase) -> None:
+    """A segment row written before migration 0012 says nothing (NULL): keywords that differ
+    from what extraction shows are taken as given, as the rebuild always did."""
+    ds = kb.create_dataset("older", retrieval=KEEP_ALL)
+    document_id = _add(ds, "乌龙茶香气浓郁，乌龙茶产自福建。", "绿茶产自杭州西湖，清香淡雅。")
+    edited = ds.segments(document_id)[1]
+    ds.segment_editor().update(document_id, edited.id, keywords=["龙井", "西湖"])
+    with kb._context.sessions.begin() as session:  # noqa: SLF001 - as an older release left it
+        session.execute(update(SegmentRow).values(keywords_given=None))
+    ds.rebuild_keywords()
+    assert ds.segments(document_id)[1].keywords == ["龙井", "西湖"]
+    assert _keyword_hits(ds, "龙井")[0] == edited.content

@@ -197,8 +197,11 @@ def test_a_runaway_docx_ends_at_the_time_limit_while_it_is_parsed(tmp_path: Path
     now checks between paragraphs, so the time limit ends it, naming the stage. (Empty
     paragraphs are now refused as a zip bomb before parsing: random text compresses like a
     real document and still takes seconds.)"""
-    source = make_noise_docx(tmp_path / "noise.docx", 200_000)
-    with KnowledgeBase.open(tmp_path / "home", embedding_model="synthetic", document_time_limit=1.0) as kb:
+    source = make_noise_docx(tmp_path / "noise.docx", 200_000)  # 600,000 elements: limit raised
+    home = tmp_path / "home"
+    with KnowledgeBase.open(
+        home, embedding_model="synthetic", document_time_limit=1.0, parse_max_elements=10_000_000
+    ) as kb:
         ds = kb.create_dataset("runaway")
         started = time.monotonic()
         info = ds.add_file(source)

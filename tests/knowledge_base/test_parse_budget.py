@@ -19,7 +19,11 @@ def test_docx_bombs_end_within_the_budget_and_the_next_document_starts_at_once(t
     ratio_bomb = make_empty_paragraphs_docx(tmp_path / "empty.docx", 400_000)  # 4 KB → 2.4 MB
     slow = make_noise_docx(tmp_path / "noise.docx", 200_000)  # ~15 s to parse whole
     good = make_text(tmp_path / "good.txt", "青山茶园的明前龙井在清明前采摘。")
-    with KnowledgeBase.open(tmp_path / "home", embedding_model="synthetic", parse_time_limit=1.0) as kb:
+    home = tmp_path / "home"
+    # the noise is 600,000 elements: over the default element limit, raised to reach the time limit
+    with KnowledgeBase.open(
+        home, embedding_model="synthetic", parse_time_limit=1.0, parse_max_elements=10_000_000
+    ) as kb:
         ds = kb.create_dataset("budget")
         started = time.monotonic()
         bomb, costly, fine = ds.add_files([ratio_bomb, slow, good])

@@ -48,6 +48,17 @@ SERVER_SIDE_MESSAGES: dict[str, str] = {
 }
 
 
+#: The Flask-Limiter scope of the limit per client address (its 429 names the address, not a key).
+ADDRESS_SCOPE = "address"
+
+
+def _too_many(exc: HTTPException) -> str:
+    limit = getattr(exc, "limit", None)
+    if getattr(limit, "scope", None) == ADDRESS_SCOPE:
+        return f"too many requests from this address ({exc.description}); retry later"
+    return f"too many requests for this API key ({exc.description}); retry later"
+
+
 def retry_after(exc: HTTPException) -> dict[str, str]:
     """``Retry-After`` of a rate-limit answer: what the limiter put on its own response, else
     the seconds to the end of the limit's window."""
@@ -112,8 +123,9 @@ def register_error_handlers(app: Flask) -> None:
             404: "no such endpoint; see /v1/openapi.json",
             405: "method not allowed on this endpoint",
             413: "request body too large",
-            429: f"too many requests for this API key ({exc.description}); retry later",
         }.get(status, exc.description or exc.name or "error")
+        if status == 429:
+            message = _too_many(exc)
         response = error_response(status, code, message)
         if status == 429:
             response.headers.update(retry_after(exc))

@@ -1,4 +1,4 @@
-"""Per-key limits: requests per minute per route class (Flask-Limiter), documents queued.
+"""Per-key and per-address limits: requests per minute (Flask-Limiter), documents queued.
 
 Every operation belongs to one route class — ``read`` (GET), ``search`` (retrieval, chat),
 ``ingest`` (a document created or replaced) or ``write`` (every other change) — and each class
@@ -9,6 +9,12 @@ connection's, or what a trusted proxy forwarded (setting ``trusted_proxies``, se
 :class:`ClientAddress`). A counter per key cannot slow guessing (each guess is a new key; a key's
 random part is beyond guessing anyway); the console's sign-in, where a password may be guessed,
 counts its failures per client address instead (:meth:`RateLimits.address_key`).
+
+Every API request also counts against its client address, whatever key it carries (setting
+``rate_limit_per_address``, 1,200 a minute by default; 0: none): one address holds the threads
+of ``zhiku serve`` only so long, with one key or many. The address is the one
+:class:`ClientAddress` finds; requests from the loopback (the CLI, the console opened on this
+machine, a reverse proxy on this machine not listed in ``trusted_proxies``) are not counted.
 
 A key may also have at most ``queue_max_per_key`` documents waiting or being indexed at once
 (429 ``queue_full``), so one caller cannot bury the indexing workers under its uploads.
@@ -26,7 +32,7 @@ from flask import Flask, request
 from flask.typing import ResponseReturnValue
 from flask_limiter import Limiter
 
-from zhiku.api.errors import ApiError
+from zhiku.api.errors import ADDRESS_SCOPE, ApiError
 from zhiku.core.config import Settings
 from zhiku.core.document_status import IN_PROGRESS, DocumentStatus
 from zhiku.knowledge_base.indexing.document_states import DocumentStates
@@ -105,6 +111,7 @@ class RateLimits:
             "search": settings.rate_limit_search,
             "ingest": settings.rate_limit_ingest,
         }
+        self.per_address = settings.rate_limit_per_address
         self.client_address = ClientAddress(settings.trusted_proxies)
         self.limiter = Limiter(
             self.caller_key,
@@ -124,18 +131,34 @@ class RateLimits:
         header the client chooses freely: each new value would be a fresh counter."""
         return f"addr:{self.client_address()}"
 
+    def from_loopback(self) -> bool:
+        """Whether the client is on this machine (not counted by the per-address limit)."""
+        try:
+            return ipaddress.ip_address(self.client_address()).is_loopback
+        except ValueError:
+            return False
+
     def applies_to(self, method: str, path: str, public: bool) -> bool:
-        """Whether an operation is counted: every one that needs a key, and a public one that
-        searches (a public read, the OpenAPI document, is not)."""
+        """Whether an operation is counted per key: every one that needs a key, and a public one
+        that searches (a public read, the OpenAPI document, is not)."""
         return not public or route_class(method, path) == "search"
 
-    def apply(self, view: View, method: str, path: str) -> View:
-        """``view`` counted against its route class's limit (unchanged when the class has none)."""
+    def apply(self, view: View, method: str, path: str, public: bool = False) -> View:
+        """``view`` counted against its route class's limit per key (see :meth:`applies_to`) and
+        against the limit per address (each unchanged when it is 0)."""
         kind = route_class(method, path)
         limit = self.per_minute[kind]
-        if not limit:
-            return view
-        return self.limiter.shared_limit(f"{limit}/minute", scope=kind)(view)
+        if limit and self.applies_to(method, path, public):
+            view = self.limiter.shared_limit(f"{limit}/minute", scope=kind)(view)
+        if self.per_address:
+            view = self.limiter.shared_limit(
+                f"{self.per_address}/minute",
+                scope=ADDRESS_SCOPE,
+                key_func=self.address_key,
+                exempt_when=self.from_loopback,
+                error_message=f"{self.per_address} per minute, setting rate_limit_per_address",
+            )(view)
+        return view
 
 
 class QueueQuota:

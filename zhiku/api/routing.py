@@ -112,13 +112,14 @@ class Routes:
         return decorate
 
     def register(self, blueprint: Blueprint, limits: RateLimits | None = None) -> None:
-        """Add the views to ``blueprint``, each counted against its route class's rate limit."""
+        """Add the views to ``blueprint``, each counted against its rate limits (per key for its
+        route class, per client address)."""
         limited: dict[str, View] = {}  # aliases share one endpoint, so one limited view
         for operation, name, endpoint in self._views:
             view = endpoint
-            if limits is not None and limits.applies_to(operation.method, operation.path, operation.public):
+            if limits is not None:
                 if name not in limited:
-                    limited[name] = limits.apply(endpoint, operation.method, operation.path)
+                    limited[name] = limits.apply(endpoint, operation.method, operation.path, operation.public)
                 view = limited[name]
             blueprint.add_url_rule(
                 _flask_path(operation.path), endpoint=name, view_func=view, methods=[operation.method]

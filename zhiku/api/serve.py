@@ -23,6 +23,9 @@ from zhiku.core.server_file import remove_server_file, write_server_file
 
 #: Seconds the workers get to finish running documents when the server stops.
 STOP_GRACE_SECONDS = 10.0
+#: Requests waitress reads ahead on a connection while one runs: reading on is how it sees the
+#: client leave while a streamed answer writes nothing yet (see :mod:`zhiku.api.client_gone`).
+REQUEST_LOOKAHEAD = 1
 
 
 def _interrupt(_signum: int, _frame: FrameType | None) -> None:
@@ -34,7 +37,8 @@ def create_server(
 ) -> BaseWSGIServer | MultiSocketServer:
     """The waitress server of ``app``, bound, with the connection limit, idle timeout and
     threads of ``settings`` (``threads`` overrides the setting). Waitress checks idle
-    connections every ``cleanup_interval`` seconds: at most the timeout, so it holds."""
+    connections every ``cleanup_interval`` seconds: at most the timeout, so it holds. It reads
+    ahead on a busy connection, which tells a streamed answer that its client has left."""
     timeout = settings.api_channel_timeout
     return waitress.create_server(
         app,
@@ -44,6 +48,7 @@ def create_server(
         connection_limit=settings.api_connection_limit,
         channel_timeout=timeout,
         cleanup_interval=max(1, min(30, timeout // 2)),
+        channel_request_lookahead=REQUEST_LOOKAHEAD,
         ident="zhiku",
     )
 
@@ -58,7 +63,8 @@ def serve(
 ) -> None:
     """Serve until interrupted; ``port=0`` picks a free port (the address is echoed).
 
-    Waitress alone bounds connections and idle time, not what one client address may hold:
+    Waitress alone bounds connections and idle time, and the app the requests per minute of
+    one client address (``rate_limit_per_address``), not the connections one address may hold:
     behind nginx (or another reverse proxy) limit those there (see ``api_channel_timeout``).
     """
     app = create_app(settings)

@@ -102,9 +102,10 @@ class Settings(BaseModel):
     api_connection_limit: int = Field(500, ge=1, le=100_000)
     #: seconds a connection may stay idle between requests before it is closed (waitress's
     #: default is 120). Any byte counts as activity, so a client trickling bytes keeps its
-    #: connection: limits per client address (connections, request rate, header and body
-    #: timeouts) are a reverse proxy's job — put nginx or another in front of a server reachable
-    #: from untrusted networks, and list it in ``trusted_proxies``.
+    #: connection: limits per client address on connections and header and body timeouts are a
+    #: reverse proxy's job (the request rate is ``rate_limit_per_address``) — put nginx or
+    #: another in front of a server reachable from untrusted networks, and list it in
+    #: ``trusted_proxies``.
     api_channel_timeout: int = Field(30, ge=1, le=3600)
     #: threads answering requests (``zhiku serve --threads`` overrides it)
     api_threads: int = Field(8, ge=1, le=256)
@@ -131,10 +132,15 @@ class Settings(BaseModel):
     #: megabytes a document may grow to while parsed: an archive's inflated members, the memory
     #: an XML tree of its elements takes (estimated), the text extracted
     parse_max_mb: float = Field(256.0, gt=0)
-    #: elements an HTML page or an EPUB may hold (each is a Python object while it is read)
+    #: elements an HTML page, EPUB, DOCX or PPTX may hold (each is a Python object while it is
+    #: read), and elements a deck yields while it is read
     parse_max_elements: int = Field(500_000, gt=0)
     #: cells a spreadsheet may hold (only the cells present count, not the range it claims)
     parse_max_cells: int = Field(2_000_000, gt=0)
+    #: seconds the embedded stores' index build (``optimize``, in a child process) may take; then
+    #: it is killed and searches go on with the previous index. None: 600 s plus 15 ms per point,
+    #: about ten times a build on one idle core
+    index_build_time_limit: float | None = Field(None, gt=0)
     #: segments one document may be split into; past it the document ends ``error`` before any
     #: embedding (a 382 KB workbook of one-word rows was 60,000 segments)
     max_segments_per_document: int = Field(20_000, gt=0)
@@ -143,6 +149,10 @@ class Settings(BaseModel):
     rate_limit_write: int = Field(0, ge=0)
     rate_limit_search: int = Field(0, ge=0)
     rate_limit_ingest: int = Field(0, ge=0)
+    #: API requests per minute per client address, whatever key they carry (0: no limit); the
+    #: loopback is not counted. Behind a reverse proxy, list it in ``trusted_proxies``: else
+    #: every client shares the proxy's address, and its count
+    rate_limit_per_address: int = Field(1200, ge=0)
     #: documents one API key may have waiting or being indexed at once (0: no limit)
     queue_max_per_key: int = Field(10_000, ge=0)
     #: addresses (or networks, ``10.0.0.0/8``) of the reverse proxies in front of ``zhiku serve``:

@@ -88,6 +88,9 @@ class Segment:
     enabled: bool = True
     metadata: dict[str, Any] = field(default_factory=dict)
     children: list[ChildChunk] = field(default_factory=list)
+    #: whether ``keywords`` were given (by a user: weighted above the extracted ones, kept by a
+    #: keyword rebuild) or extracted; None: given when there are any (segments made in code)
+    keywords_given: bool | None = None
     summary: ChildChunk | None = None
 
 

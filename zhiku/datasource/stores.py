@@ -123,7 +123,9 @@ def _qdrant_location(settings: Settings) -> str:
 def _edge_vector(settings: Settings, dataset_id: str, dim: int, /) -> VectorStore:
     from zhiku.datasource.vector.edge import EdgeVectorStore
 
-    return EdgeVectorStore(settings.qdrant_path / dataset_id / "dense", dim=dim)
+    return EdgeVectorStore(
+        settings.qdrant_path / dataset_id / "dense", dim=dim, build_time_limit=settings.index_build_time_limit
+    )
 
 
 @vector_stores.register("qdrant")
@@ -139,7 +141,9 @@ def _qdrant_vector(settings: Settings, dataset_id: str, dim: int, /) -> VectorSt
 def _edge_fulltext(settings: Settings, dataset_id: str, /) -> FullTextStore:
     from zhiku.datasource.fulltext.sparse import EdgeSparseBM25Store
 
-    return EdgeSparseBM25Store(settings.qdrant_path / dataset_id / "bm25")
+    return EdgeSparseBM25Store(
+        settings.qdrant_path / dataset_id / "bm25", build_time_limit=settings.index_build_time_limit
+    )
 
 
 @fulltext_stores.register("qdrant")

@@ -2,7 +2,7 @@
 
 ``extract(source, name)`` picks the reader by suffix and content (:mod:`.dispatch`) and runs it.
 One module per format: :mod:`.txt`, :mod:`.markdown`, :mod:`.html`, :mod:`.pdf`, :mod:`.docx`,
-:mod:`.spreadsheet` (CSV/TSV, XLSX, XLS), :mod:`.epub`, :mod:`.unstructured_formats` (PPTX, EML).
+:mod:`.spreadsheet` (CSV/TSV, XLSX, XLS), :mod:`.epub`, :mod:`.unstructured_formats` (PPTX), :mod:`.eml`.
 Parser libraries are imported only when a file of their format is read.
 """
 

@@ -10,10 +10,13 @@ elements, each a Python object. Every parse therefore runs on a budget (settings
 - memory, estimated before the parser runs: an archive's inflated members (whatever their
   ratio), plus what an XML or HTML tree of its elements takes in memory (:data:`BYTES_PER_ELEMENT`
   each), must stay within the budget; so must the text extracted;
-- what a file may claim, counted before or while it is read: the elements of an HTML page or
-  an EPUB (setting ``parse_max_elements``; BeautifulSoup makes a Python object of each, about
-  0.7 KB and 20 µs: a 65 KB EPUB of a million empty paragraphs is 30 s and most of a gigabyte),
-  and the cells of a spreadsheet (``parse_max_cells``, counted by the spreadsheet extractors).
+- what a file may claim, counted before or while it is read: the elements of an HTML page, an
+  EPUB, a DOCX or a PPTX (setting ``parse_max_elements``; BeautifulSoup makes a Python object of
+  each, about 0.7 KB and 20 µs: a 65 KB EPUB of a million empty paragraphs is 30 s and most of a
+  gigabyte; python-docx and python-pptx wrap each paragraph, run and shape they visit), the
+  elements an extractor produces from them (:class:`ElementCounter`: a presentation may list one
+  slide a hundred thousand times), and the cells of a spreadsheet (``parse_max_cells``, counted
+  by the spreadsheet extractors).
 """
 
 from __future__ import annotations
@@ -36,9 +39,8 @@ MB = 1024 * 1024
 BYTES_PER_ELEMENT = 200
 #: Formats whose parser builds a whole element tree (xlsx is read streaming, row by row).
 TREE_FORMATS = frozenset({"docx", "pptx", "epub", "html"})
-#: Formats parsed into a BeautifulSoup tree, whose elements ``max_elements`` counts.
-SOUP_FORMATS = frozenset({"epub", "html"})
-#: Elements an HTML page or EPUB may hold by default (a long book holds some tens of thousands).
+#: Elements an HTML page, EPUB, DOCX or PPTX may hold by default (a long book holds some tens of
+#: thousands; Word writes about ten for a paragraph of one run).
 MAX_ELEMENTS = 500_000
 #: Cells a spreadsheet may hold by default (100,000 rows of 20 columns).
 MAX_CELLS = 2_000_000
@@ -56,7 +58,7 @@ class TooCostly(ExtractionError):
 @dataclass(frozen=True)
 class ParseBudget:
     """``seconds`` a parse may take (None: no limit), ``max_mb`` it may grow to, the most
-    elements an HTML page or EPUB and the most cells a spreadsheet may hold."""
+    elements a markup or Office file and the most cells a spreadsheet may hold."""
 
     seconds: float | None = None
     max_mb: float = 256.0
@@ -148,12 +150,30 @@ def _check_tree(elements: int, size: int, name: str, fmt: str, budget: ParseBudg
             f"{elements:,} elements in {size / MB:.0f} MB of markup would take over "
             f"{budget.max_mb:g} MB to parse, setting parse_max_mb",
         )
-    if fmt in SOUP_FORMATS and elements > budget.max_elements:
-        raise TooCostly(
-            name,
-            fmt,
-            f"over {budget.max_elements:,} elements, the limit set by parse_max_elements",
-        )
+    if elements > budget.max_elements:
+        raise _too_many_elements(name, fmt, budget.max_elements)
+
+
+def _too_many_elements(name: str, fmt: str, limit: int) -> TooCostly:
+    return TooCostly(name, fmt, f"over {limit:,} elements, the limit set by parse_max_elements")
+
+
+class ElementCounter:
+    """Counts what an extractor makes of a file (paragraphs, shapes, slides) against the budget's
+    ``max_elements``: the markup was counted before parsing, but a part the file refers to many
+    times is parsed once and read each time. Past the limit, :class:`TooCostly`."""
+
+    def __init__(self, name: str, fmt: str) -> None:
+        self.name, self.format = name, fmt
+        self.limit = current_budget().max_elements
+        self.elements = 0
+
+    def add(self, elements: int = 1) -> None:
+        """Count ``elements`` more, at a :func:`checkpoint` (each is a step of the parse)."""
+        checkpoint()
+        self.elements += elements
+        if self.elements > self.limit:
+            raise _too_many_elements(self.name, self.format, self.limit)
 
 
 def check_text(documents: list[Document], name: str, fmt: str, budget: ParseBudget) -> list[Document]:

@@ -65,7 +65,7 @@ for _name, _module, _cls, _suffixes in (
     ("xlsx", "spreadsheet", "XlsxExtractor", (".xlsx", ".xlsm")),
     ("xls", "spreadsheet", "XlsExtractor", (".xls",)),
     ("pptx", "unstructured_formats", "PptxExtractor", (".pptx",)),
-    ("eml", "unstructured_formats", "EmlExtractor", (".eml",)),
+    ("eml", "eml", "EmlExtractor", (".eml",)),
     ("epub", "epub", "EpubExtractor", (".epub",)),
 ):
     extractors.add(_name, _Builtin(_name, _module, _cls, _suffixes))

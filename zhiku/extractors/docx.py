@@ -102,16 +102,31 @@ def _heading_level(paragraph: Paragraph, levels: _StyleLevels) -> int | None:
 
 
 def _table_text(table: Table) -> str:
+    """One line per row, the cells the row holds joined by ``" | "``.
+
+    A cell's span is a number the file states (``gridSpan``, ``gridBefore``), and python-docx's
+    ``row.cells`` yields the cell once per column it claims to span: 2,147,483,647 for one cell
+    of a 4 KB file, with no step where the parse could stop. Here a span only moves the column
+    offset, and a cell continuing a vertical merge repeats the text of the cell above it at the
+    same offset (so a row stays one whole fact), found in a dictionary, not by searching the
+    rows above again for each cell.
+    """
+    from docx.table import _Cell
+
     lines = []
-    for row in table.rows:
+    above: dict[int, str] = {}
+    for tr in table._tbl.tr_lst:
         checkpoint()  # a table of many rows is a long loop of its own
-        cells: list[str] = []
-        seen: set[int] = set()
-        for cell in row.cells:  # a merged cell appears once per grid column it spans
-            if id(cell._tc) in seen:
-                continue
-            seen.add(id(cell._tc))
-            cells.append(" ".join(cell.text.split()))
-        if any(cells):
-            lines.append(" | ".join(cells))
+        offset = tr.grid_before
+        row: dict[int, str] = {}
+        for tc in tr.tc_lst:
+            checkpoint()
+            if tc.vMerge == "continue":
+                row[offset] = above.get(offset, "")
+            else:
+                row[offset] = " ".join(_Cell(tc, table).text.split())
+            offset += tc.grid_span
+        above = row
+        if any(row.values()):
+            lines.append(" | ".join(row.values()))
     return "\n".join(lines)

@@ -71,6 +71,7 @@ def segment_of(row: SegmentRow) -> Segment:
         answer=row.answer,
         enabled=row.enabled,
         metadata=dict(row.seg_metadata or {}),
+        keywords_given=row.keywords_given,
     )
 
 

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
+from zhiku.core.cancellation import checkpoint
 from zhiku.core.config import Settings
 from zhiku.core.errors import ConfigError, ModelUnavailable
 from zhiku.core.secrets import Secret
@@ -221,8 +222,11 @@ class ChatModel:
 
 
 def _stream_pieces(lines: Iterator[str], url: str) -> Iterator[str]:
-    """The ``choices[0].delta.content`` of each server-sent event up to ``data: [DONE]``."""
+    """The ``choices[0].delta.content`` of each server-sent event up to ``data: [DONE]``; every
+    line is a checkpoint, so a caller that is gone stops the stream even while the model sends
+    no text (reasoning deltas, keep-alive comments)."""
     for line in lines:
+        checkpoint()
         if not line.startswith("data:"):
             continue  # blank separators, comments and event names carry no text
         data = line[5:].strip()

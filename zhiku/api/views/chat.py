@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from flask import Response, jsonify, stream_with_context
+from flask import Response, jsonify, request, stream_with_context
 
 from zhiku.answers.citations import checked_events
 from zhiku.answers.memory import Turn
@@ -41,6 +41,7 @@ from zhiku.api.chat_shapes import (
     openai_completion,
     openai_references,
 )
+from zhiku.api.client_gone import DISCONNECTED_KEY, until_client_leaves
 from zhiku.api.context import context, visible_dataset
 from zhiku.api.dify import seconds
 from zhiku.api.errors import STATUS_OF_CODE, ApiError
@@ -81,7 +82,9 @@ def _sse(payload: dict[str, Any] | str) -> str:
 
 
 def event_stream(events: Iterator[str]) -> Response:
-    response = Response(stream_with_context(events), mimetype="text/event-stream")
+    """``events`` as server-sent events, stopped when the client leaves (see :mod:`client_gone`)."""
+    watched = until_client_leaves(events, request.environ.get(DISCONNECTED_KEY))
+    response = Response(stream_with_context(watched), mimetype="text/event-stream")
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"  # a proxy in front must not hold events back
     return response

@@ -117,6 +117,9 @@ class SegmentRow(Base):
     hash: Mapped[str] = mapped_column(String(64))
     tokens: Mapped[int] = mapped_column(Integer, default=0)
     keywords: Mapped[list[str]] = mapped_column(default=list)
+    #: whether ``keywords`` were given by a user (else extracted, and extracted again by a
+    #: keyword rebuild); None on rows written before migration 0012
+    keywords_given: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     seg_metadata: Mapped[dict[str, Any]] = mapped_column(default=dict)
     hit_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

@@ -283,13 +283,23 @@ class SparseBM25Store(PointStore):
 
 
 class EdgeSparseBM25Store(SparseBM25Store):
-    """BM25 in an embedded qdrant-edge shard at ``path`` (one process at a time, like the vectors)."""
+    """BM25 in an embedded qdrant-edge shard at ``path`` (one process at a time, like the vectors);
+    ``build_time_limit`` as for the vectors' :class:`~zhiku.datasource.points.edge.EdgeCollection`."""
 
-    def __init__(self, path: Path, k1: float = bm25_math.DEFAULT_K1, b: float = bm25_math.DEFAULT_B) -> None:
+    def __init__(
+        self,
+        path: Path,
+        k1: float = bm25_math.DEFAULT_K1,
+        b: float = bm25_math.DEFAULT_B,
+        build_time_limit: float | None = None,
+    ) -> None:
         from zhiku.datasource.points.edge import EdgeCollection
 
         self.path = Path(path)
-        super().__init__(EdgeCollection(self.path, VectorSpec(SPARSE), integer_indexes=[LENGTH_KEY]), k1, b)
+        collection = EdgeCollection(
+            self.path, VectorSpec(SPARSE), integer_indexes=[LENGTH_KEY], build_time_limit=build_time_limit
+        )
+        super().__init__(collection, k1, b)
 
 
 class QdrantClientSparseBM25Store(SparseBM25Store):

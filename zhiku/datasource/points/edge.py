@@ -12,7 +12,9 @@ What a caller must know about qdrant-edge-py 0.9:
   child process on a copy of the shard and swaps the copy in when it is done: searches keep
   answering from the open shard (exactly, or with its previous index) during the build and wait
   only for the swap (closing the shard and opening the copy); writes wait for the whole build,
-  which is therefore killed past a time limit proportional to the shard's size;
+  which is therefore killed past a time limit (setting ``index_build_time_limit``, by default
+  proportional to the shard's size): the copy is dropped and the open shard, with its previous
+  index, goes on serving;
 - an interrupted optimisation may leave ``temp_segments/``; it is removed at open (the WAL lock is
   held by then, so no other process can be using it). An interrupted swap leaves the shard's
   directory beside its ``.build`` copy or its ``.old`` original; open finishes or undoes it.
@@ -56,9 +58,10 @@ _BUILD, _OLD = ".build", ".old"
 #: Below this many points, ``optimize`` runs in this process: no HNSW graph is built for them (see
 #: ``index_threshold_kb``), so merging segments takes less than starting a process would.
 CHILD_BUILD_MIN_POINTS = 5_000
-#: The build process's time limit: BUILD_SECONDS plus BUILD_SECONDS_PER_POINT per point, about ten
-#: times what a build takes on one idle core (1,000,000 384-d points: ~1,300 s), so a hung build
-#: is stopped (killed, the copy dropped, the open shard kept) without cutting a slow one short.
+#: The build process's default time limit: BUILD_SECONDS plus BUILD_SECONDS_PER_POINT per point,
+#: about ten times what a build takes on one idle core (1,000,000 384-d points: ~1,300 s), so a
+#: hung build is stopped (killed, the copy dropped, the open shard kept) without cutting a slow
+#: one short.
 BUILD_SECONDS = 600.0
 BUILD_SECONDS_PER_POINT = 0.015
 #: What the build process runs: it imports qdrant-edge only, and loads the copy with its saved config.
@@ -87,7 +90,9 @@ class EdgeCollection:
     no HNSW graph. Qdrant's default, 10,000 KB, is about 6,500 vectors of 384 dimensions.
 
     ``child_build_min_points``: from this many points on, :meth:`optimize` builds in a child
-    process on a copy (see the module docstring). Thread-safe: reads wait only for a swap.
+    process on a copy (see the module docstring), killed after ``build_time_limit`` seconds (None:
+    :data:`BUILD_SECONDS` plus :data:`BUILD_SECONDS_PER_POINT` per point). Thread-safe: reads wait
+    only for a swap.
     """
 
     #: qdrant-edge-py 0.9 keeps the GIL while it searches (200 searches of two shards take 2.6x
@@ -100,7 +105,8 @@ class EdgeCollection:
         spec: VectorSpec,
         integer_indexes: Sequence[str] = (),
         index_threshold_kb: int | None = None,
-        child_build_min_points: int = CHILD_BUILD_MIN_POINTS,
+        child_build_min_points: int | None = None,
+        build_time_limit: float | None = None,
     ) -> None:
         self.path = Path(path)
         self.spec = spec
@@ -109,7 +115,10 @@ class EdgeCollection:
         #: whether anything was written since the shard was opened or flushed: closing a shard
         #: that was only searched skips the flush (~0.1 s per shard at every command's exit)
         self._written = False
-        self.child_build_min_points = child_build_min_points
+        self.child_build_min_points = (
+            CHILD_BUILD_MIN_POINTS if child_build_min_points is None else child_build_min_points
+        )
+        self.build_time_limit = build_time_limit
         self._writes = threading.RLock()  # held by each write, and by optimize from copy to swap
         self._readers = threading.Condition()  # counts reads in flight; a swap waits for none
         self._reading_now = 0
@@ -292,10 +301,15 @@ class EdgeCollection:
             shutil.rmtree(build, ignore_errors=True)
             try:
                 shutil.copytree(self.path, build)
-                _optimize_copy(build, self._where, BUILD_SECONDS + BUILD_SECONDS_PER_POINT * points)
+                _optimize_copy(build, self._where, self._build_seconds(points))
                 self._swap_in(build)
             finally:
                 shutil.rmtree(build, ignore_errors=True)
+
+    def _build_seconds(self, points: int) -> float:
+        if self.build_time_limit is not None:
+            return self.build_time_limit
+        return BUILD_SECONDS + BUILD_SECONDS_PER_POINT * points
 
     def _swap_in(self, build: Path) -> None:
         """Replace the open shard by the optimised copy at ``build``, once no read is in flight."""
@@ -347,7 +361,8 @@ def _sibling(path: Path, suffix: str) -> Path:
 
 def _optimize_copy(path: Path, where: str, timeout: float) -> None:
     """Optimise the shard copy at ``path`` in a child process (the build holds its GIL, not ours),
-    killed after ``timeout`` seconds (and when this thread is interrupted)."""
+    killed after ``timeout`` seconds (and when this thread is interrupted); the error says the
+    previous index still serves and which setting gives the build longer."""
     try:
         run = subprocess.run(
             [sys.executable, "-c", _OPTIMIZE_COPY, str(path)],
@@ -358,7 +373,10 @@ def _optimize_copy(path: Path, where: str, timeout: float) -> None:
             timeout=timeout,
         )
     except subprocess.TimeoutExpired:
-        raise StoreError(f"{where}: optimize stopped: its build process ran over {timeout:.0f} s") from None
+        raise StoreError(
+            f"{where}: optimize stopped: its build process ran over {timeout:g} s and was killed; "
+            "searches go on with the previous index (setting index_build_time_limit)"
+        ) from None
     if run.returncode != 0:
         tail = run.stderr.decode("utf-8", errors="replace")[-1000:]
         raise StoreError(f"{where}: optimize failed in its build process ({run.returncode}): {tail}")

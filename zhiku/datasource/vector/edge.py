@@ -15,12 +15,23 @@ class EdgeVectorStore(DenseVectorStore):
     Single-process: a second open of ``path`` while it is open raises StoreError. Search scans
     exactly until :meth:`optimize` builds the HNSW graph (in a child process, searches go on; run
     it after ingest jobs), and always below ``index_threshold_kb`` of vectors (Qdrant's default:
-    10,000 KB, ~6,500 384-d).
+    10,000 KB, ~6,500 384-d). ``build_time_limit``: seconds the build process may take (None:
+    in proportion to the points), then it is killed and the previous index goes on serving.
     """
 
     def __init__(
-        self, path: Path, dim: int, hnsw_ef: int = DEFAULT_HNSW_EF, index_threshold_kb: int | None = None
+        self,
+        path: Path,
+        dim: int,
+        hnsw_ef: int = DEFAULT_HNSW_EF,
+        index_threshold_kb: int | None = None,
+        build_time_limit: float | None = None,
     ) -> None:
-        collection = EdgeCollection(Path(path), VectorSpec(DENSE, dim), index_threshold_kb=index_threshold_kb)
+        collection = EdgeCollection(
+            Path(path),
+            VectorSpec(DENSE, dim),
+            index_threshold_kb=index_threshold_kb,
+            build_time_limit=build_time_limit,
+        )
         super().__init__(collection, dim, hnsw_ef)
         self.path = Path(path)

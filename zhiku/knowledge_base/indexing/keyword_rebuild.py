@@ -6,16 +6,20 @@ queries once a process reads the new dictionary. The vectors do not change.
 
 Batch by batch, each in one transaction under the dataset's write lock, so searches and edits go
 on meanwhile and a stop (``should_stop``, or an interrupt) leaves every batch whole: rebuilt, or
-as it was. A point keeps the keywords it shows; those that differ from what extraction shows
-were given by a user, and stay weighted above the extracted ones.
+as it was. A segment whose keywords a user gave (``keywords_given``, set by every edit) keeps
+them, weighted above the extracted ones; every other point's keywords are extracted again and
+shown. A segment row from before that flag existed (NULL) is judged as it used to be: keywords
+that differ from what extraction shows were given. Child chunks and summaries have no keywords
+of a user's: theirs are always extracted again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, bindparam, select, update
+from sqlalchemy import false as sa_false
 from sqlalchemy.orm import Session
 
 from zhiku.core.db.models import CHILD_KIND, ChildChunkRow, SegmentRow
@@ -43,37 +47,50 @@ def rebuild_keywords(
         ChildChunkRow.dataset_id == index.dataset_id, ChildChunkRow.kind == CHILD_KIND
     )
     # a parent's own text has no postings: its children are its points
-    segments = select(SegmentRow.id, SegmentRow.content, SegmentRow.keywords).where(
-        SegmentRow.dataset_id == index.dataset_id, SegmentRow.id.not_in(parents)
-    )
-    children = select(ChildChunkRow.id, ChildChunkRow.content, ChildChunkRow.keywords).where(
+    segments = select(
+        SegmentRow.id, SegmentRow.content, SegmentRow.keywords, SegmentRow.keywords_given
+    ).where(SegmentRow.dataset_id == index.dataset_id, SegmentRow.id.not_in(parents))
+    never_given = sa_false().label("keywords_given")
+    children = select(ChildChunkRow.id, ChildChunkRow.content, ChildChunkRow.keywords, never_given).where(
         ChildChunkRow.dataset_id == index.dataset_id
     )
     done = 0
-    for statement, store in ((segments, index.keywords), (children, index.child_keywords)):
+    for statement, store, table in (
+        (segments, index.keywords, SegmentRow),
+        (children, index.child_keywords, ChildChunkRow),
+    ):
         for batch in _batches(index, statement, batch_size):
             if should_stop is not None and should_stop():
                 return done
             with index.write_lock(), index.sessions.begin() as session:
-                _rebuild_batch(index, store, session, batch)
+                _rebuild_batch(index, store, table, session, batch)
             done += len(batch)
             if on_progress is not None:
                 on_progress(done)
     # every segment, parents included: their children and summaries are full-text records too
-    every_segment = select(SegmentRow.id, SegmentRow.content, SegmentRow.keywords).where(
-        SegmentRow.dataset_id == index.dataset_id
-    )
+    every_segment = select(
+        SegmentRow.id, SegmentRow.content, SegmentRow.keywords, SegmentRow.keywords_given
+    ).where(SegmentRow.dataset_id == index.dataset_id)
     for batch in _batches(index, every_segment, batch_size):
         if should_stop is not None and should_stop():
             return done
         with index.write_lock():
-            index.retokenize_fulltext([segment_id for segment_id, _, _ in batch])
+            index.retokenize_fulltext([point.id for point in batch])
     return done
 
 
+class _Point(NamedTuple):
+    """A point's row as the rebuild reads it (``given``: None for a row older than the flag)."""
+
+    id: str
+    content: str
+    keywords: list[str]
+    given: bool | None
+
+
 def _batches(
-    index: DatasetIndex, statement: Select[str, str, list[str]], size: int
-) -> Iterator[list[tuple[str, str, list[str]]]]:
+    index: DatasetIndex, statement: Select[str, str, list[str], bool | None], size: int
+) -> Iterator[list[_Point]]:
     """Rows of ``statement`` in id order, ``size`` at a time (keyset paging: rows written
     meanwhile never shift a page)."""
     id_column = statement.selected_columns[0]
@@ -83,19 +100,36 @@ def _batches(
             rows = session.execute(statement.where(id_column > after).order_by(id_column).limit(size)).all()
         if not rows:
             return
-        yield [(row[0], row[1], list(row[2] or [])) for row in rows]
+        yield [
+            _Point(row[0], row[1], list(row[2] or []), None if row[3] is None else bool(row[3]))
+            for row in rows
+        ]
         after = rows[-1][0]
 
 
 def _rebuild_batch(
-    index: DatasetIndex, store: KeywordStore, session: Session, batch: list[tuple[str, str, list[str]]]
+    index: DatasetIndex,
+    store: KeywordStore,
+    table: type[SegmentRow] | type[ChildChunkRow],
+    session: Session,
+    batch: list[_Point],
 ) -> None:
+    """The postings of ``batch`` anew, and the keywords shown by its extracted points."""
     extractor = index.keyword_extractor
-    postings = []
-    for point_id, content, keywords in batch:
-        tokens = extractor.tokenizer.tokenize(content)
-        given = keywords if keywords and keywords != extractor.shown(tokens) else []
-        weights = extractor.with_given(given, tokens) if given else extractor.postings(tokens)
-        postings.append((point_id, weights))
-    store.delete_segments(session, [point_id for point_id, _, _ in batch])
+    postings, shown = [], []
+    for point in batch:
+        tokens = extractor.tokenizer.tokenize(point.content)
+        extracted = extractor.shown(tokens)
+        given = point.given if point.given is not None else point.keywords != extracted
+        if given and point.keywords:
+            postings.append((point.id, extractor.with_given(point.keywords, tokens)))
+        else:
+            postings.append((point.id, extractor.postings(tokens)))
+            if extracted != point.keywords:
+                shown.append({"point_id": point.id, "shown": extracted})
+    store.delete_segments(session, [point.id for point in batch])
     store.add(session, postings)
+    if shown:
+        rows = table.metadata.tables[table.__tablename__]
+        statement = update(rows).where(rows.c.id == bindparam("point_id")).values(keywords=bindparam("shown"))
+        session.execute(statement, shown)  # Core executemany: one statement for the batch

@@ -41,6 +41,7 @@ class SegmentRows:
             "hash": segment.hash,
             "tokens": segment.tokens,
             "keywords": segment.keywords,
+            "keywords_given": keywords_given(segment),
             "enabled": segment.enabled,
             "seg_metadata": segment.metadata,
         }
@@ -97,10 +98,20 @@ class SegmentRows:
 
     def postings(self, item: Segment | ChildChunk, tokens: Sequence[str]) -> list[tuple[str, float]]:
         """Keyword postings of a point: extracted ones, and those of the keywords it was given
-        (weighted above them). A point given none shows the extracted ones as its keywords."""
+        (weighted above them). A point given none shows the extracted ones as its keywords (a
+        segment's stored extracted keywords are extracted again: they are not given)."""
         if self._index.keyword_extractor.tokenizer is not self._index.tokenizer:  # user dictionary re-read
             tokens = self._index.keyword_extractor.tokenizer.tokenize(item.content)
-        if item.keywords:
+        given = keywords_given(item) if isinstance(item, Segment) else bool(item.keywords)
+        if isinstance(item, Segment):
+            item.keywords_given = given
+        if given:
             return self._index.keyword_extractor.with_given(item.keywords, tokens)
         item.keywords = self._index.keyword_extractor.shown(tokens)
         return self._index.keyword_extractor.postings(tokens)
+
+
+def keywords_given(segment: Segment) -> bool:
+    """Whether a segment's keywords are given: as it says, else when it has any."""
+    given = segment.keywords_given if segment.keywords_given is not None else True
+    return given and bool(segment.keywords)

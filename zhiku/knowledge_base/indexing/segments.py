@@ -194,6 +194,7 @@ class SegmentEditor:
                         hash=content_hash(content),
                         keywords=[k for k in item.keywords if k.strip()],
                         answer=item.answer,
+                        keywords_given=any(k.strip() for k in item.keywords),
                     )
                 )
             if parents:
@@ -228,8 +229,10 @@ class SegmentEditor:
                 changed.tokens = length_function(self._spec)(changed.content)
                 if keywords is None:
                     changed.keywords = []  # extracted again from the new text
+                    changed.keywords_given = False
             if keywords is not None:
                 changed.keywords = [k for k in keywords if k.strip()]
+                changed.keywords_given = bool(changed.keywords)  # none given: extracted again
             if answer is not None:
                 changed.answer = answer
             if enabled is not None:
@@ -237,7 +240,9 @@ class SegmentEditor:
             if parent and changed.content != current.content:
                 self._index().write_segments([self._with_children(changed)])
             elif not parent and (
-                changed.content != current.content or changed.keywords != current.keywords
+                changed.content != current.content
+                or changed.keywords != current.keywords
+                or (keywords is not None and changed.keywords_given != current.keywords_given)
             ):
                 self._index().write_segments([changed])
             else:
@@ -258,7 +263,9 @@ class SegmentEditor:
             session.execute(
                 update(SegmentRow)
                 .where(SegmentRow.id == segment.id)
-                .values(answer=segment.answer, keywords=segment.keywords)
+                .values(
+                    answer=segment.answer, keywords=segment.keywords, keywords_given=segment.keywords_given
+                )
             )
 
     # -- child chunks (parent-child datasets) ---------------------------------------------------
