@@ -151,7 +151,7 @@ def test_keywords_a_user_set_stay_given_even_when_extraction_shows_the_same(kb: 
 
 
 def test_rows_from_before_the_flag_are_judged_as_they_were(kb: KnowledgeBase) -> None:
-    """A segment row written before migration 0012 says nothing (NULL): keywords that differ
+    """A segment row written before migration 0013 says nothing (NULL): keywords that differ
     from what extraction shows are taken as given, as the rebuild always did."""
     ds = kb.create_dataset("older", retrieval=KEEP_ALL)
     document_id = _add(ds, "乌龙茶香气浓郁，乌龙茶产自福建。", "绿茶产自杭州西湖，清香淡雅。")

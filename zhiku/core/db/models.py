@@ -118,7 +118,7 @@ class SegmentRow(Base):
     tokens: Mapped[int] = mapped_column(Integer, default=0)
     keywords: Mapped[list[str]] = mapped_column(default=list)
     #: whether ``keywords`` were given by a user (else extracted, and extracted again by a
-    #: keyword rebuild); None on rows written before migration 0012
+    #: keyword rebuild); None on rows written before migration 0013
     keywords_given: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     seg_metadata: Mapped[dict[str, Any]] = mapped_column(default=dict)

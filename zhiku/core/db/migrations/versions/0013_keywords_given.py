@@ -6,8 +6,8 @@ segment's extracted keywords differ from the new extraction and were kept, weigh
 Rows from before this migration hold NULL: the rebuild still guesses for them, and their next
 write sets the flag.
 
-Revision ID: 0012
-Revises: 0011
+Revision ID: 0013
+Revises: 0012
 Create Date: 2026-11-27
 """
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0012"
-down_revision: str | None = "0011"
+revision: str = "0013"
+down_revision: str | None = "0012"
 branch_labels: str | None = None
 depends_on: str | None = None
 
