@@ -116,3 +116,37 @@ def test_a_client_that_leaves_while_the_model_thinks_stops_the_model_stream(
                 assert time.monotonic() < deadline, chat.requests
                 time.sleep(0.05)
         wait_for_abandoned_stream(chat)
+
+
+def test_a_client_that_leaves_an_agent_stops_its_searches(tmp_path: Path) -> None:
+    """Agent mode with a model that would search ten times, half a second per call: the client
+    reads the first search and leaves; the loop stops at its next step instead of running on."""
+    calls = 0
+    lock = threading.Lock()
+
+    def model(_: dict[str, Any]) -> Reply:
+        nonlocal calls
+        with lock:
+            calls += 1
+            number = calls
+        time.sleep(0.5)
+        return Reply.tool_call("kb_search", {"query": f"年假 第{number}次"})
+
+    body = {
+        "query": "年假有几天？",
+        "response_mode": "streaming",
+        "answer": {**LLM, "mode": "agent", "max_steps": 10, "agent_seconds": 600},
+    }
+    with ScriptedChatServer(model) as chat, served(tmp_path, chat.base_url) as (url, key):
+        headers = {"Authorization": f"Bearer {key}"}
+        started = time.monotonic()
+        ask = httpx.stream("POST", url + "/v1/chat-messages", json=body, headers=headers, timeout=GENEROUS)
+        with ask as response:
+            assert response.status_code == 200, response.read()
+            for line in response.iter_lines():
+                if "agent_thought" in line:  # the first search: leave
+                    break
+        # run on, ten searches and the answer would have taken 5.5 s; a busy machine only slows
+        # them, so fewer calls here never comes from load
+        time.sleep(max(0.0, started + 8.0 - time.monotonic()))
+        assert len(chat.requests) <= 3, f"{len(chat.requests)} model calls after the client left"
