@@ -159,7 +159,7 @@ class KnowledgeBase:
     @property
     def owns_stores(self) -> bool:
         """Whether this process may open the stores: it holds the data directory's owner lock,
-        or the stores are on a Qdrant server (which any number of processes share)."""
+        or the stores are on a server (which any number of processes share)."""
         return self._indexes.owns_stores
 
     @property

@@ -1,7 +1,7 @@
 """Each dataset's stores, opened once per process — and only by a process that may open them.
 
 The embedded stores admit one process: the one holding the data directory's owner lock. Any
-number of processes share stores on a Qdrant server.
+number of processes share stores on a server (Qdrant, or PostgreSQL with pgvector).
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ class OpenedIndexes:
     @property
     def owns_stores(self) -> bool:
         """Whether this process may open the stores: it holds the data directory's owner lock,
-        or the stores are on a Qdrant server (which any number of processes share)."""
-        return self._owner.held or self._settings.qdrant_url is not None
+        or the stores are on a server (Qdrant, or PostgreSQL with pgvector), which any number of
+        processes share."""
+        return self._owner.held or not self._settings.embedded_stores
 
     def dataset_embedding(self, dataset_id: str) -> CachedEmbedding:
         """The dataset's embedding model (shared with its index), opened without its stores."""
