@@ -52,17 +52,17 @@ class OpenedIndexes:
 
     def dataset_index(self, dataset_id: str) -> DatasetIndex:
         """The dataset's opened stores (opened once). In a process that does not own the embedded
-        stores, :class:`StoreBusy` — raised before any store file is touched."""
-        if not self.owns_stores:
-            raise StoreBusy(
-                f"{self._settings.home} is in use by another zhiku process (a running `zhiku serve`?): "
-                "its embedded stores admit one process; stop that process, or send the request "
-                "through its HTTP API"
-            )
+        stores, when the dataset's are embedded: :class:`StoreBusy` — raised before any store file
+        is touched (a dataset moved by ``zhiku stores migrate`` has backends of its own)."""
+        with self._lock:
+            index = self._indexes.get(dataset_id)
+        if index is not None:
+            return index
+        row = self._dataset_row(dataset_id)
+        self.check_may_open(row.store_backends or {})
         with self._lock:
             index = self._indexes.get(dataset_id)
             if index is None:
-                row = self._dataset_row(dataset_id)
                 embedding = self._models.embedding_held(row.embedding_model, row.embedding_options or {})
                 index = DatasetIndex(self._settings, self._sessions, row, embedding=embedding)
                 self._indexes[dataset_id] = index
@@ -70,6 +70,16 @@ class OpenedIndexes:
                 index.sweep_orphans()
                 index.repair_pending()
             return index
+
+    def check_may_open(self, backends: dict[str, str]) -> None:
+        """:class:`StoreBusy` unless this process may open stores of these backends (a dataset's
+        ``store_backends``): they are on a server, or it owns the embedded ones."""
+        if self._settings.with_backends(backends).embedded_stores and not self._owner.held:
+            raise StoreBusy(
+                f"{self._settings.home} is in use by another zhiku process (a running `zhiku serve`?): "
+                "its embedded stores admit one process; stop that process, or send the request "
+                "through its HTTP API"
+            )
 
     def forget(self, dataset_id: str) -> None:
         """Stop keeping the dataset's index (its dataset is being deleted)."""
