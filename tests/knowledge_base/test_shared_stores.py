@@ -1,12 +1,18 @@
-"""Stores on PostgreSQL with pgvector are shared by every process: a process that does not hold
-the data directory's owner lock (a second API process, a Celery worker) opens them too."""
+"""A knowledge base on PostgreSQL with pgvector: its stores are shared by every process (a
+process without the data directory's owner lock — a second API process, a Celery worker — opens
+them too), and a table made for another embedding size is a clear error."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.fixtures.pgvector import all_on_pgvector
 from zhiku import KnowledgeBase
+from zhiku.core.errors import StoreError
+from zhiku.datasource.points.pgvector import table_prefix
+from zhiku.datasource.vector.pgvector import PgVectorStore
 
 
 def test_a_process_without_the_owner_lock_searches_and_writes_pgvector_stores(
@@ -23,3 +29,15 @@ def test_a_process_without_the_owner_lock_searches_and_writes_pgvector_stores(
             added = dataset.add_text("travel.txt", "Book flights through the travel portal.")
         hits = owner.dataset("d").search("travel portal flights", search_method="full_text_search")
         assert hits[0].document_id == added.id
+
+
+def test_a_table_of_another_dimension_is_a_clear_error_naming_both(tmp_path: Path, pgvector_url: str) -> None:
+    """The dataset's table holds 384-d vectors (left by another installation on the same
+    database), its model gives 512: opening its stores says so, and what to do."""
+    with KnowledgeBase.open(tmp_path / "home", **all_on_pgvector(pgvector_url), embedding_model="use") as kb:
+        dataset = kb.create_dataset("d")
+        PgVectorStore(pgvector_url, f"{table_prefix(dataset.id)}_dense", 384).close()
+        with pytest.raises(StoreError, match=r"holds vectors of 384 dimensions.*model gives 512.*re-index"):
+            dataset.add_text("leave.txt", "Employees get fifteen days of annual leave.")
+        with pytest.raises(StoreError, match="holds vectors of 384 dimensions"):
+            dataset.search("annual leave")
