@@ -4,14 +4,17 @@ them too), and a table made for another embedding size is a clear error."""
 
 from __future__ import annotations
 
+import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from tests.fixtures.pgvector import all_on_pgvector
 from zhiku import KnowledgeBase
+from zhiku.core.config import Settings
 from zhiku.core.errors import StoreError
-from zhiku.datasource.points.pgvector import table_prefix
+from zhiku.datasource.points.pgvector import store_url, table_prefix
 from zhiku.datasource.vector.pgvector import PgVectorStore
 
 
@@ -41,3 +44,22 @@ def test_a_table_of_another_dimension_is_a_clear_error_naming_both(tmp_path: Pat
             dataset.add_text("leave.txt", "Employees get fifteen days of annual leave.")
         with pytest.raises(StoreError, match="holds vectors of 384 dimensions"):
             dataset.search("annual leave")
+
+
+def test_the_readme_postgresql_deployment_settings_keep_everything_in_the_database(
+    tmp_path: Path, pgvector_url: str
+) -> None:
+    """The README's sample ``zhiku.toml`` (its database swapped for the test's): no embedded
+    store, the stores in the metadata database, a knowledge base that ingests and searches."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Deploying on PostgreSQL", 1)[1]
+    values = tomllib.loads(re.search(r"```toml\n(.*?)```", section, re.S).group(1))  # type: ignore[union-attr]
+    assert Settings.model_validate({**values, "home": tmp_path}).embedded_stores is False
+    values["database_url"] = pgvector_url
+    with KnowledgeBase.open(tmp_path / "home", **values, embedding_model="use") as kb:
+        assert store_url(kb.settings) == pgvector_url
+        kb.settings.check_task_queue()
+        dataset = kb.create_dataset("d")
+        added = dataset.add_text("leave.txt", "Employees get fifteen days of annual leave.")
+        assert [hit.document_id for hit in dataset.search("annual leave")] == [added.id]
+        assert dataset.search("annual leave", search_method="full_text_search")
