@@ -169,6 +169,7 @@ def test_a_connection_dropped_mid_search_is_a_clear_error_and_the_next_search_wo
             )
             with admin.connect() as watcher:
                 while not (pids := watcher.scalars(waiting).all()):
+                    watcher.rollback()  # pg_stat_activity is read once per transaction
                     assert not search.done(), search.result()
                     time.sleep(0.05)
                 watcher.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pids[0]})

@@ -5,14 +5,18 @@ stores, and the next run goes on from the copy."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import create_engine, inspect, text
 
 from tests.fixtures.openai_server import Reply, ScriptedChatServer, last_user_text
 from tests.reliability.consistency import assert_stores_match_rows
@@ -20,6 +24,7 @@ from zhiku import KnowledgeBase
 from zhiku.cli import main
 from zhiku.core.errors import StoreError
 from zhiku.datasource.points.pgvector import table_prefix
+from zhiku.datasource.vector.pgvector import PgVectorStore
 from zhiku.knowledge_base import store_moves
 from zhiku.knowledge_base.dataset import Dataset
 from zhiku.providers.embedding import CachedEmbedding
@@ -175,6 +180,55 @@ def test_a_move_cut_off_midway_serves_the_old_stores_and_the_next_run_goes_on(
     assert_stores_match_rows(kb, estate)
     assert_same(results(estate), before)
     assert kb.store_backends("handbook") == EDGE and results(handbook)
+
+
+def test_a_move_killed_midway_leaves_the_dataset_on_its_old_stores_and_a_rerun_finishes(
+    kb: KnowledgeBase, datasets: list[Dataset], pgvector_url: str
+) -> None:
+    """``zhiku stores migrate`` is killed (SIGKILL) while its first batch waits to write its
+    vectors (a lock held on the target table), its BM25 records written: the dataset stays on
+    the embedded stores and searches them; the command run again finishes the move."""
+    handbook = datasets[0]
+    before = results(handbook)
+    home, dim = kb.settings.home, kb.dataset_index(handbook.id).vector.dim
+    kb.close()
+    PgVectorStore(pgvector_url, f"{table_prefix(handbook.id)}_dense", dim).close()
+    env = {**os.environ, "ZHIKU_PGVECTOR_URL": pgvector_url, "ZHIKU_EMBEDDING_MODEL": "use"}
+    command = [sys.executable, "-m", "zhiku.cli", "--home", str(home)]
+    command += ["stores", "migrate", "--to", "pgvector"]
+    engine = create_engine(pgvector_url)
+    try:
+        with engine.connect() as holder:
+            # reads pass, writes wait: the first batch reads, writes its BM25 records, then waits
+            holder.execute(text(f'LOCK TABLE "{table_prefix(handbook.id)}_dense" IN EXCLUSIVE MODE'))
+            child = subprocess.Popen([*command, "--dataset", "handbook"], env=env, stderr=subprocess.PIPE)
+            waiting = text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+            with engine.connect() as watcher:
+                while not watcher.scalar(waiting):
+                    watcher.rollback()  # pg_stat_activity is read once per transaction
+                    assert child.poll() is None, child.stderr.read() if child.stderr else ""
+                    time.sleep(0.1)
+            child.kill()
+            child.wait(60)
+            holder.rollback()
+            counts = {
+                family: holder.scalar(text(f'SELECT count(*) FROM "{table_prefix(handbook.id)}_{family}"'))
+                for family in ("bm25", "dense")
+            }
+            assert counts["bm25"] > 0 and counts["dense"] == 0, counts
+        with KnowledgeBase.open(home, embedding_model="use", pgvector_url=pgvector_url) as reopened:
+            assert reopened.store_backends("handbook") == EDGE
+            assert_same(results(reopened.dataset("handbook")), before)
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        assert re.search(r"handbook: \d+ points moved .* \(\d+ copied", done.stdout), done.stdout
+        with KnowledgeBase.open(home, embedding_model="use", pgvector_url=pgvector_url) as reopened:
+            moved = reopened.dataset("handbook")
+            assert reopened.store_backends("handbook") == PGVECTOR
+            assert_stores_match_rows(reopened, moved)
+            assert_same(results(moved), before)
+    finally:
+        engine.dispose()
 
 
 def test_a_point_missing_from_the_source_stops_the_move_before_any_switch(
