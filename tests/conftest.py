@@ -23,6 +23,9 @@ from sqlalchemy import create_engine, make_url, text
 
 from zhiku.core.config import Settings
 
+#: ``pgvector_server`` / ``pgvector_url``: a PostgreSQL with pgvector, for the tests that need one
+pytest_plugins = ["tests.fixtures.pgvector"]
+
 TEST_DATABASE_URL = os.environ.get("ZHIKU_TEST_DATABASE_URL")
 
 

@@ -4,6 +4,7 @@ recovery from a dropped connection, and the settings that choose the database.""
 
 from __future__ import annotations
 
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
@@ -146,6 +147,39 @@ def test_a_dropped_connection_is_replaced_before_the_next_search(
         assert killed >= 1
         assert [i for i, _ in store.search(np.ones(DIM), 1)] == [point]
     finally:
+        store.close()
+
+
+def test_a_connection_dropped_mid_search_is_a_clear_error_and_the_next_search_works(
+    pgvector_url: str,
+) -> None:
+    """The search waits on a lock another session holds; its connection is terminated meanwhile
+    (a database restart, a failover): that search fails saying the connection was lost, and the
+    next one gets a new connection."""
+    store = PgVectorStore(pgvector_url, "segments", DIM)
+    admin = create_engine(pgvector_url)
+    try:
+        point = str(uuid.UUID(int=1))
+        store.upsert([VectorRecord(point, np.ones(DIM), "doc-1")])
+        with admin.connect() as holder, ThreadPoolExecutor(1) as pool:
+            holder.execute(text("LOCK TABLE segments IN ACCESS EXCLUSIVE MODE"))
+            search = pool.submit(store.search, np.ones(DIM), 1)
+            waiting = text(
+                "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+            )
+            with admin.connect() as watcher:
+                while not (pids := watcher.scalars(waiting).all()):
+                    watcher.rollback()  # pg_stat_activity is read once per transaction
+                    assert not search.done(), search.result()
+                    time.sleep(0.05)
+                watcher.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pids[0]})
+                watcher.commit()
+            with pytest.raises(StoreError, match="search failed: the connection to the database was lost"):
+                search.result(timeout=120)
+            holder.rollback()
+        assert [i for i, _ in store.search(np.ones(DIM), 1)] == [point]
+    finally:
+        admin.dispose()
         store.close()
 
 

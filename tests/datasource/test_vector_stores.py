@@ -251,3 +251,15 @@ def test_a_summary_is_found_only_when_summaries_are_asked_for(opener: Opener) ->
     assert [i for i, _ in store.search(unit(1, 0.1), 5)] == [A]
     assert [i for i, _ in store.search(unit(1, 0.1), 5, summaries=True)] == [B, A]
     assert store.ids() == {A, B} and store.count() == 2
+
+
+def test_vectors_reads_back_what_was_stored_in_its_direction(store: VectorStore) -> None:
+    """What a copy to another store reads: each id's vector (disabled ones too), pointing where the
+    written one did (a Qdrant collection keeps it normalised); unknown ids are left out."""
+    unknown = str(uuid.UUID(int=99))
+    read = store.vectors([B, D, unknown])
+    assert set(read) == {B, D}
+    for point, written in ((B, unit(1, 1)), (D, unit(-1, 0))):
+        direction = written / np.linalg.norm(written)
+        assert read[point] / np.linalg.norm(read[point]) == pytest.approx(direction, abs=1e-6)
+    assert store.vectors([]) == {}

@@ -1,10 +1,12 @@
-"""Two ``zhiku serve`` processes and two ``zhiku worker`` processes on one PostgreSQL database
-and one Qdrant server: threads ingest, search and add segments through both API processes at
-once; afterwards no segment is lost or duplicated and every row has its points.
+"""Two ``zhiku serve`` processes and two ``zhiku worker`` processes on shared stores: threads
+ingest, search and add segments through both API processes at once; then one API process and
+one worker are killed (SIGKILL) while documents are indexing. Afterwards no segment is lost or
+duplicated and every row has its points.
 
-Runs only with ``ZHIKU_TEST_QDRANT_URL`` (a Qdrant server), ``ZHIKU_TEST_DATABASE_URL``
-(PostgreSQL, see ``tests/conftest.py``) and ``ZHIKU_TEST_REDIS_URL``: the embedded stores admit
-one process, so several API processes need the stores on a server.
+Two deployments: PostgreSQL with pgvector for everything (metadata, keyword postings, locks,
+vectors, BM25; the test run's pgvector server, ``tests/fixtures/pgvector.py``), and PostgreSQL
+(``ZHIKU_TEST_DATABASE_URL``) beside a Qdrant server (``ZHIKU_TEST_QDRANT_URL``, skipped
+without one). Both need ``ZHIKU_TEST_REDIS_URL`` (``make test-scaleout`` starts a Redis).
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import create_engine, func, select
+from sqlalchemy import Engine, create_engine, select
 
 from tests.fixtures.embedding_server import SlowEmbeddingServer
+from tests.fixtures.pgvector import all_on_pgvector, new_schema
 from tests.fixtures.scaleout import Child, ServerChild, celery_env, cli, segments_checked_unique, start_worker
 from zhiku import KnowledgeBase
 from zhiku.core.config import Settings
@@ -33,10 +36,26 @@ DOCUMENTS_PER_INGESTER = 10
 PARAGRAPHS = 5
 ADDS_PER_EDITOR = 15
 SEARCHES_PER_SEARCHER = 30
+#: documents sent just before one API process and one worker are killed
+KILLED_BATCH = 6
 
 
 def _text(marker: str) -> str:
     return "\n\n".join(f"{marker}p{p}: tea from slope {p} is rolled and roasted." for p in range(PARAGRAPHS))
+
+
+def _wait_completed(engine: Engine, total: int) -> None:
+    """Until ``total`` documents are completed (failing at once on one that ended in error)."""
+    deadline = time.monotonic() + 240
+    while True:
+        with engine.connect() as connection:
+            statuses = connection.execute(select(DocumentRow.status, DocumentRow.error)).all()
+        assert not [error for status, error in statuses if status == "error"], statuses
+        completed = sum(status == "completed" for status, _ in statuses)
+        if completed == total:
+            return
+        assert time.monotonic() < deadline, f"{completed} of {total} documents completed: {statuses}"
+        time.sleep(0.2)
 
 
 def _run_all(work: list[Callable[[], None]], timeout: float) -> None:
@@ -57,20 +76,29 @@ def _run_all(work: list[Callable[[], None]], timeout: float) -> None:
     assert not errors, errors
 
 
-def test_two_api_processes_and_two_workers_lose_and_duplicate_nothing(  # noqa: C901 - one scenario, its workers nested in it
-    tmp_path: Path, broker_url: str
-) -> None:
+@pytest.fixture(params=["pgvector", "qdrant"])
+def shared_stores(request: pytest.FixtureRequest) -> dict[str, str]:
+    """Settings putting metadata and stores where every process reaches them: PostgreSQL with
+    pgvector for all of it, or PostgreSQL beside a Qdrant server."""
+    if request.param == "pgvector":
+        return all_on_pgvector(new_schema(request.getfixturevalue("pgvector_server")))
     if not (QDRANT_URL and os.environ.get("ZHIKU_TEST_DATABASE_URL")):
         pytest.skip(
             "needs a Qdrant server (ZHIKU_TEST_QDRANT_URL) and PostgreSQL (ZHIKU_TEST_DATABASE_URL): "
             "the embedded stores admit one process, so two API processes need shared stores"
         )
-    env = celery_env(broker_url, qdrant_url=QDRANT_URL, upload_store="database", worker_lease_seconds="5")
+    return {"qdrant_url": QDRANT_URL}
+
+
+def test_two_api_processes_and_two_workers_lose_and_duplicate_nothing(  # noqa: C901 - one scenario, its workers nested in it
+    tmp_path: Path, broker_url: str, shared_stores: dict[str, str]
+) -> None:
+    env = celery_env(broker_url, upload_store="database", worker_lease_seconds="5", **shared_stores)
     homes = [tmp_path / "api1", tmp_path / "api2"]
     for home in homes:
         cli(home, "init", env=env)
     key = cli(homes[0], "apikey", "create", "--name", "two-apis", env=env).strip()
-    overrides = {"qdrant_url": QDRANT_URL, "task_queue": "celery", "broker_url": broker_url}
+    overrides = {**shared_stores, "task_queue": "celery", "broker_url": broker_url}
     with SlowEmbeddingServer(delay_s=0.05, dim=DIM) as embedder:
         options = {"base_url": embedder.base_url, "model": "slow", "dim": DIM, "batch_size": 4}
         with KnowledgeBase.open(homes[0], **overrides) as kb:
@@ -115,6 +143,8 @@ def test_two_api_processes_and_two_workers_lose_and_duplicate_nothing(  # noqa: 
                     assert time.monotonic() < deadline, f"editor {number} added {done} segments"
                     client = clients[(number + done) % 2]
                     listed = client.get(f"/datasets/{dataset}/documents?limit=100").json()["data"]
+                    failed = [d["error"] for d in listed if d["indexing_status"] == "error"]
+                    assert not failed, failed
                     ready = [d["id"] for d in listed if d["indexing_status"] == "completed"]
                     if not ready:
                         time.sleep(0.2)
@@ -137,31 +167,33 @@ def test_two_api_processes_and_two_workers_lose_and_duplicate_nothing(  # noqa: 
         engine = create_engine(settings.resolved_database_url)
         try:
             _run_all([ingester(0), ingester(1), searcher(0), searcher(1), editor(0), editor(1)], timeout=300)
-            total = 2 * DOCUMENTS_PER_INGESTER
-            deadline = time.monotonic() + 240
-            while True:
-                with engine.connect() as connection:
-                    completed = connection.scalar(
-                        select(func.count()).where(DocumentRow.status == "completed")
-                    )
-                if completed == total:
-                    break
-                assert time.monotonic() < deadline, f"{completed} of {total} documents completed"
-                time.sleep(0.2)
+            _wait_completed(engine, 2 * DOCUMENTS_PER_INGESTER)
+            # kill -9 one API process and one worker while documents it accepted are indexing: the
+            # other processes finish them (a dead worker's lease runs out and its document is
+            # queued again), and the surviving API process keeps serving
+            for n in range(KILLED_BATCH):
+                response = clients[0].post(
+                    f"/datasets/{dataset}/document/create-by-text",
+                    json={"name": f"k{n}", "text": _text(f"k{n}"), "process_rule": {"max_tokens": 24}},
+                )
+                assert response.status_code == 200, response.text
+            workers[0].kill()
+            servers[0].kill()
+            _wait_completed(engine, 2 * DOCUMENTS_PER_INGESTER + KILLED_BATCH)
+            found = clients[1].post(f"/datasets/{dataset}/retrieve", json={"query": "k0p1 tea slope 1"})
+            assert found.status_code == 200, found.text
         finally:
             for client in clients:
                 client.close()
-            for child in workers:
+            for child in [*workers, *servers]:
                 child.stop()
-            for server in servers:
-                server.stop()
 
     rows = segments_checked_unique(engine, dataset)
     text = "\n".join(content for *_, content in rows)
-    for number in range(2):
-        for n in range(DOCUMENTS_PER_INGESTER):
-            for p in range(PARAGRAPHS):
-                assert text.count(f"i{number}d{n}p{p}:") == 1, (number, n, p)
+    markers = [f"i{number}d{n}" for number in range(2) for n in range(DOCUMENTS_PER_INGESTER)]
+    for marker in [*markers, *(f"k{n}" for n in range(KILLED_BATCH))]:
+        for p in range(PARAGRAPHS):
+            assert text.count(f"{marker}p{p}:") == 1, (marker, p)
     assert len(added) == 2 * ADDS_PER_EDITOR
     for marker in added:
         assert text.count(f"{marker}:") == 1, marker

@@ -16,6 +16,7 @@ from zhiku.api.views.meta import OPENAPI_EXTENSION
 from zhiku.console import register_console
 from zhiku.core.config import Settings
 from zhiku.core.errors import StoreBusy
+from zhiku.datasource.stores import check_store_servers
 from zhiku.knowledge_base import KnowledgeBase
 from zhiku.knowledge_base.catalog import Catalog
 from zhiku.knowledge_base.runtime.celery_queue import CeleryIndexing, TaskSender, celery_app
@@ -42,6 +43,7 @@ def create_app(
     the knowledge base, closes it.
     """
     owns_kb = kb is None
+    check_store_servers(settings)  # a database without pgvector stops the start, saying what to do
     knowledge_base = kb or KnowledgeBase(settings)
     if workers and not knowledge_base.owns_stores:
         if owns_kb:

@@ -104,6 +104,11 @@ COMMANDS = {
         "migrate",
         "Copy every dataset to a database and/or Qdrant server, reusing the cached embeddings.",
     ),
+    "stores": LazyCommand(
+        "zhiku.cli.stores",
+        "stores",
+        "Show where each dataset's stores are; move them to other backends.",
+    ),
     "demo": LazyCommand(
         "zhiku.cli.home",
         "demo",

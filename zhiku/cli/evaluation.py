@@ -253,9 +253,17 @@ def eval_routing_command(
     help="Build the dataset in this directory and keep it; a later run of the same size reuses it "
     "(no ingest, no index build), so two versions time their searches on the same data.",
 )
+@click.option(
+    "--store",
+    default=None,
+    help="Instead: the same corpus on the embedded stores and on this backend (pgvector, qdrant): "
+    "ingest rate, hybrid p50/p99 unfiltered and with 10%/1% filters, filtered recall against exact.",
+)
 @json_option
 @click.pass_context
-def bench(ctx: click.Context, segments: int, queries: int, keep: Path | None, as_json: bool) -> None:
+def bench(
+    ctx: click.Context, segments: int, queries: int, keep: Path | None, store: str | None, as_json: bool
+) -> None:
     """Ingestion throughput and query latency against rank_bm25 and qdrant-client (see benchmarks/).
 
     With --json the progress and the readable report go to stderr (a 1M run takes hours)."""
@@ -265,7 +273,14 @@ def bench(ctx: click.Context, segments: int, queries: int, keep: Path | None, as
         click.echo(line, err=as_json)
 
     with user_errors(ctx):
-        result = run_benchmark(ctx.obj["home"], segments=segments, queries=queries, log=log, keep=keep)
+        if store is not None:
+            from zhiku.benchmarking.stores import compare_stores, format_stores
+
+            result = compare_stores(ctx.obj["home"], ["edge", store], segments, queries, log=log)
+            for line in format_stores(result):
+                log(line)
+        else:
+            result = run_benchmark(ctx.obj["home"], segments=segments, queries=queries, log=log, keep=keep)
     if as_json:
         print_json(result, indent=None)
 

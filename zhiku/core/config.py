@@ -188,6 +188,15 @@ class Settings(BaseModel):
             return False
         return not (self.vector_backend == "pgvector" and self.fulltext_backend == "pgvector")
 
+    def with_backends(self, backends: dict[str, Any]) -> Settings:
+        """These settings with a dataset's own store backends (``DatasetRow.store_backends``:
+        ``{"vector": name, "fulltext": name}``, either may be absent) in place of the defaults."""
+        vector = backends.get("vector") or self.vector_backend
+        fulltext = backends.get("fulltext") or self.fulltext_backend
+        if (vector, fulltext) == (self.vector_backend, self.fulltext_backend):
+            return self
+        return self.model_copy(update={"vector_backend": vector, "fulltext_backend": fulltext})
+
     @property
     def uploads_path(self) -> Path:
         """The directory of stored uploads (``upload_store`` ``data_dir`` or ``shared_dir``)."""

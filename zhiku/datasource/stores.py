@@ -72,6 +72,15 @@ def check_backends(settings: Settings) -> None:
     keyword_stores.check(settings.keyword_backend, "keyword_backend")
 
 
+def check_store_servers(settings: Settings) -> None:
+    """StoreError naming the fix when the database of the pgvector backends (if the settings
+    name them) is unreachable or lacks the extension; nothing for other backends."""
+    if "pgvector" in (settings.vector_backend, settings.fulltext_backend):
+        from zhiku.datasource.points.pgvector import check_database
+
+        check_database(settings)
+
+
 def open_vector(settings: Settings, dataset_id: str, dim: int) -> VectorStore:
     """The dataset's dense store, of backend ``vector_backend``."""
     name = vector_stores.check(settings.vector_backend, "vector_backend")

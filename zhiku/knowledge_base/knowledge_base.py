@@ -39,6 +39,7 @@ from zhiku.knowledge_base.owner_repairs import recover_interrupted, seal_stored_
 from zhiku.knowledge_base.runtime.db_locks import ServerPresence
 from zhiku.knowledge_base.runtime.owner_lock import OwnerLock
 from zhiku.knowledge_base.shared_models import SharedModels
+from zhiku.knowledge_base.store_moves import StoreMoves
 from zhiku.text.tokenizer import keep_lexicon_in
 
 
@@ -80,6 +81,7 @@ class KnowledgeBase:
             rerank_model=self._models.rerank_model,
         )
         self._datasets = DatasetLifecycle(self._context, self._indexes)
+        self._stores = StoreMoves(settings, self._sessions, self._indexes)
         self._retrieval = CrossDatasetRetrieval(
             settings, self._sessions, self._models, self._datasets, self._lock
         )
@@ -132,6 +134,8 @@ class KnowledgeBase:
     dataset_with_settings = Delegated("_datasets", DatasetLifecycle.dataset_with_settings)
     datasets = Delegated("_datasets", DatasetLifecycle.datasets)
     delete_dataset = Delegated("_datasets", DatasetLifecycle.delete_dataset)
+    store_backends = Delegated("_stores", StoreMoves.backends)
+    move_stores = Delegated("_stores", StoreMoves.move)
 
     # -- retrieval across datasets ---------------------------------------------------------------
 
@@ -159,7 +163,7 @@ class KnowledgeBase:
     @property
     def owns_stores(self) -> bool:
         """Whether this process may open the stores: it holds the data directory's owner lock,
-        or the stores are on a Qdrant server (which any number of processes share)."""
+        or the stores are on a server (which any number of processes share)."""
         return self._indexes.owns_stores
 
     @property

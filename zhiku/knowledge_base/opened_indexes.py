@@ -1,7 +1,7 @@
 """Each dataset's stores, opened once per process — and only by a process that may open them.
 
 The embedded stores admit one process: the one holding the data directory's owner lock. Any
-number of processes share stores on a Qdrant server.
+number of processes share stores on a server (Qdrant, or PostgreSQL with pgvector).
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ class OpenedIndexes:
     @property
     def owns_stores(self) -> bool:
         """Whether this process may open the stores: it holds the data directory's owner lock,
-        or the stores are on a Qdrant server (which any number of processes share)."""
-        return self._owner.held or self._settings.qdrant_url is not None
+        or the stores are on a server (Qdrant, or PostgreSQL with pgvector), which any number of
+        processes share."""
+        return self._owner.held or not self._settings.embedded_stores
 
     def dataset_embedding(self, dataset_id: str) -> CachedEmbedding:
         """The dataset's embedding model (shared with its index), opened without its stores."""
@@ -51,17 +52,17 @@ class OpenedIndexes:
 
     def dataset_index(self, dataset_id: str) -> DatasetIndex:
         """The dataset's opened stores (opened once). In a process that does not own the embedded
-        stores, :class:`StoreBusy` — raised before any store file is touched."""
-        if not self.owns_stores:
-            raise StoreBusy(
-                f"{self._settings.home} is in use by another zhiku process (a running `zhiku serve`?): "
-                "its embedded stores admit one process; stop that process, or send the request "
-                "through its HTTP API"
-            )
+        stores, when the dataset's are embedded: :class:`StoreBusy` — raised before any store file
+        is touched (a dataset moved by ``zhiku stores migrate`` has backends of its own)."""
+        with self._lock:
+            index = self._indexes.get(dataset_id)
+        if index is not None:
+            return index
+        row = self._dataset_row(dataset_id)
+        self.check_may_open(row.store_backends or {})
         with self._lock:
             index = self._indexes.get(dataset_id)
             if index is None:
-                row = self._dataset_row(dataset_id)
                 embedding = self._models.embedding_held(row.embedding_model, row.embedding_options or {})
                 index = DatasetIndex(self._settings, self._sessions, row, embedding=embedding)
                 self._indexes[dataset_id] = index
@@ -69,6 +70,16 @@ class OpenedIndexes:
                 index.sweep_orphans()
                 index.repair_pending()
             return index
+
+    def check_may_open(self, backends: dict[str, str]) -> None:
+        """:class:`StoreBusy` unless this process may open stores of these backends (a dataset's
+        ``store_backends``): they are on a server, or it owns the embedded ones."""
+        if self._settings.with_backends(backends).embedded_stores and not self._owner.held:
+            raise StoreBusy(
+                f"{self._settings.home} is in use by another zhiku process (a running `zhiku serve`?): "
+                "its embedded stores admit one process; stop that process, or send the request "
+                "through its HTTP API"
+            )
 
     def forget(self, dataset_id: str) -> None:
         """Stop keeping the dataset's index (its dataset is being deleted)."""

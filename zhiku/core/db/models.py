@@ -58,6 +58,9 @@ class DatasetRow(Base):
     builtin_metadata: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     #: descriptions of sections (heading paths) by path, written by users (see zhiku.core.sections)
     section_descriptions: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
+    #: ``{"vector": name, "fulltext": name}``: the store backends ``zhiku stores migrate`` moved
+    #: the dataset to; empty, the settings' ``vector_backend`` and ``fulltext_backend``
+    store_backends: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

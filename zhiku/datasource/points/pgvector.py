@@ -45,6 +45,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import URL
+from sqlalchemy.exc import DBAPIError
 
 from zhiku.core.config import Settings
 from zhiku.core.errors import ConfigError, InvalidInput, StoreError
@@ -151,6 +152,19 @@ def ensure_pgvector(connection: Connection, where: str) -> None:
         )
 
 
+def check_database(settings: Settings) -> None:
+    """StoreError naming the fix unless the pgvector stores' database is reachable and has
+    pgvector 0.8 or later (creating the extension when the role may): what ``zhiku serve``
+    checks before it listens, rather than failing every request that touches a store."""
+    engine = _engines.acquire(store_url(settings))
+    try:
+        with store_errors("connect", "the pgvector database"), engine.begin() as connection:
+            connection.execute(select(func.pg_advisory_xact_lock(*_CREATE_LOCK)))
+            ensure_pgvector(connection, "the pgvector database")
+    finally:
+        _engines.release(engine)
+
+
 class PgPointStore:
     """The :class:`~zhiku.datasource.points.base.SegmentStore` bookkeeping on one table.
 
@@ -201,8 +215,19 @@ class PgPointStore:
 
     @contextmanager
     def _errors(self, action: str) -> Iterator[None]:
+        """StoreError naming the store and the action, with the database's own words only (not
+        the statement and its parameters: a query's vector, a document's terms)."""
         with store_errors(action, self._where):
-            yield
+            try:
+                yield
+            except DBAPIError as exc:
+                reason = str(exc.orig or exc).strip().splitlines()[0]
+                if exc.connection_invalidated:
+                    raise StoreError(
+                        f"{self._where}: {action} failed: the connection to the database was lost "
+                        f"({reason}); the next request connects again"
+                    ) from exc
+                raise StoreError(f"{self._where}: {action} failed: {reason}") from exc
 
     def _served(self, scope: DocumentScope | None, summaries: bool) -> list[ColumnElement[bool]]:
         """What a search admits: enabled points of the documents and section ``scope`` admits,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -32,3 +33,8 @@ class VectorStore(SegmentStore[VectorRecord, np.ndarray], Protocol):
     """
 
     dim: int
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of these ids (absent ones left out), as the store keeps them (a
+        Qdrant collection keeps them normalised): what a copy to another store reads."""
+        ...

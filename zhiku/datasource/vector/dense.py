@@ -64,6 +64,11 @@ class DenseVectorStore(PointStore):
             ]
         )
 
+    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored (normalised) vectors of these ids; absent ones are left out."""
+        points = self._collection.get_points(canonical_ids(ids), with_vector=True)
+        return {p.id: np.asarray(p.vector, dtype=np.float32) for p in points if p.vector is not None}
+
     def search(
         self, vector: np.ndarray, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False
     ) -> list[tuple[str, float]]:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from pgvector.sqlalchemy import VECTOR
-from sqlalchemy import Column, ColumnElement, Connection, Index, func, literal, select, text
+from sqlalchemy import Column, ColumnElement, Connection, Index, any_, func, literal, select, text
 from sqlalchemy.dialects.postgresql import insert
 
 from zhiku.core.config import Settings
@@ -30,7 +30,7 @@ from zhiku.core.errors import StoreError
 from zhiku.core.scope import DocumentScope
 from zhiku.core.sections import ancestors
 from zhiku.datasource.points.collection import canonical_ids
-from zhiku.datasource.points.pgvector import PgPointStore, store_url, table_prefix
+from zhiku.datasource.points.pgvector import ID_ARRAY, PgPointStore, store_url, table_prefix
 from zhiku.datasource.vector.base import VectorRecord
 from zhiku.datasource.vector.dense import DEFAULT_HNSW_EF, checked_values
 
@@ -120,6 +120,17 @@ class PgVectorStore(PgPointStore):
         )
         with self._errors("upsert"), self.engine.begin() as connection:
             connection.execute(statement, list(rows.values()))
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of these ids; absent ones are left out."""
+        points = canonical_ids(ids)
+        if not points:
+            return {}
+        table = self.table
+        statement = select(table.c.id, table.c.embedding).where(table.c.id == any_(literal(points, ID_ARRAY)))
+        with self._errors("read vectors"), self.engine.connect() as connection:
+            rows = connection.execute(statement).all()
+        return {point_id: np.asarray(embedding, dtype=np.float32) for point_id, embedding in rows}
 
     def search(
         self, vector: np.ndarray, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False

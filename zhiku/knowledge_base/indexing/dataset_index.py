@@ -94,8 +94,9 @@ class DatasetIndex:
                 f"dataset {dataset.name!r} was built with {dataset.embedding_dim}-d embeddings but "
                 f"{dataset.embedding_model!r} gives {self.embedding.dim}-d"
             )
-        self.vector = open_vector(settings, dataset.id, dataset.embedding_dim)
-        self.fulltext = open_fulltext(settings, dataset.id)
+        stores = settings.with_backends(dataset.store_backends or {})
+        self.vector = open_vector(stores, dataset.id, dataset.embedding_dim)
+        self.fulltext = open_fulltext(stores, dataset.id)
         self.keywords = open_keywords(settings, sessions, dataset.id, self.tokenizer)
         self.child_keywords = open_keywords(settings, sessions, dataset.id, self.tokenizer, children=True)
         engine = _engine_of(sessions)

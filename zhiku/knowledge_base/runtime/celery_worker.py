@@ -2,8 +2,8 @@
 
 Which stores a worker writes is decided by the settings, never by the operator:
 
-- with a Qdrant server (``qdrant_url``), every process may write: the worker indexes the document
-  completely, as the in-process threads do;
+- with stores on a server (``qdrant_url``, or the ``pgvector`` backends), every process may
+  write: the worker indexes the document completely, as the in-process threads do;
 - with the embedded stores (single-writer shards under the data directory), the worker opens no
   store: it extracts, cleans, splits and embeds (into the embedding cache in the database) and
   hands the version to the process owning the stores (``zhiku serve``), which writes the points

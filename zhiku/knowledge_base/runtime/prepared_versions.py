@@ -1,13 +1,14 @@
 """Versions embedded by Celery workers, written into the embedded stores by the process owning them.
 
 The embedded stores (qdrant-edge shards under the data directory) admit one process. So with
-``task_queue = "celery"`` and no ``qdrant_url``, a worker does the costly part of a document —
-extract, clean, split, embed into the shared embedding cache — and hands the version over as a
-``prepared_versions`` row, in the transaction that ends its lease (a worker that lost its lease
-hands nothing over). The owner (``zhiku serve``) runs a :class:`PreparedVersionWriter` thread that
-writes those versions through the usual write path; their vectors come from the cache, so the
-owner embeds nothing. A version written twice (the owner crashed between its commit and the
-removal of the row) is refused the second time: the document is no longer ``indexing``.
+``task_queue = "celery"`` on those stores (``Settings.embedded_stores``), a worker does the
+costly part of a document — extract, clean, split, embed into the shared embedding cache — and
+hands the version over as a ``prepared_versions`` row, in the transaction that ends its lease (a
+worker that lost its lease hands nothing over). The owner (``zhiku serve``) runs a
+:class:`PreparedVersionWriter` thread that writes those versions through the usual write path;
+their vectors come from the cache, so the owner embeds nothing. A version written twice (the
+owner crashed between its commit and the removal of the row) is refused the second time: the
+document is no longer ``indexing``.
 
 The writer sleeps until a worker announces a hand-over on the broker's Redis
 (:mod:`zhiku.knowledge_base.runtime.worker_signals`), and polls the table every ``poll_seconds`` besides
