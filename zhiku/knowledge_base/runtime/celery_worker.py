@@ -27,6 +27,7 @@ from typing import Literal
 
 from zhiku.core.config import Settings
 from zhiku.core.errors import ZhikuError
+from zhiku.core.memory import release_memory
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.knowledge_base.knowledge_base import KnowledgeBase
 from zhiku.knowledge_base.runtime.celery_queue import QUEUE, TASK, TaskSender, celery_app
@@ -91,6 +92,7 @@ class WorkerRuntime:
                     self.queue.leases.release(session, document_id, self.owner)
             if self._signals is not None and outcome != "handed_over":  # the writer clears that one
                 self._signals.clear_progress([document_id])
+            release_memory()  # a large parse's freed pages go back, not kept at its peak
         return outcome
 
     def _run(self, job: Job) -> Outcome:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from zhiku.core.cancellation import CancelToken, cancellable
 from zhiku.core.errors import Cancelled, ZhikuError
+from zhiku.core.memory import release_memory
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.knowledge_base.runtime.claims import Job
 from zhiku.knowledge_base.runtime.jobs import IndexingQueue
@@ -106,6 +107,7 @@ class IndexingWorkers:
                     self._running.discard(job.document_id)
                     self._tokens.pop(job.document_id, None)
                     self._progress.pop(job.document_id, None)
+                release_memory()  # a large parse's freed pages go back, not kept at its peak
 
     def _claim(self) -> Job | None:
         with self._lock:
