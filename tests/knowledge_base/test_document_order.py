@@ -74,3 +74,13 @@ def test_a_page_is_found_from_the_ordering_indexes_alone(kb: KnowledgeBase) -> N
         )
     assert "COVERING INDEX ix_documents_dataset_created" in plan, plan
     assert "COVERING INDEX ix_segments_document_order" in plan, plan
+
+
+def test_names_and_filter_choices_are_read_without_whole_rows(kb: KnowledgeBase) -> None:
+    dataset_id, ids = _fill(kb, documents=5, segments=1)
+    catalog = Catalog(kb.sessions)
+    assert list(catalog.document_choices(dataset_id, 3)) == ids[::-1][:3]  # newest first
+    names = catalog.document_names(dataset_id, {ids[0], ids[4], "no-such-document"})
+    dataset = kb.dataset(dataset_id)
+    assert names == {doc: dataset.document(doc).name for doc in (ids[0], ids[4])}
+    assert catalog.document_names(kb.create_dataset("other").id, set(ids)) == {}

@@ -163,6 +163,29 @@ class Catalog:
             ).first()
             return DocumentInfo.of(row) if row is not None else None
 
+    def document_choices(self, dataset_id: str, limit: int) -> dict[str, str]:
+        """The names of a dataset's newest ``limit`` documents by id, newest first: a filter's
+        choices, read from the ordering index and the names alone (no whole rows)."""
+        with self._sessions() as session:
+            rows = session.execute(
+                select(DocumentRow.id, DocumentRow.name)
+                .where(DocumentRow.dataset_id == dataset_id)
+                .order_by(DocumentRow.created_at.desc(), DocumentRow.id.desc())
+                .limit(limit)
+            ).all()
+            return {document_id: name for document_id, name in rows}
+
+    def document_names(self, dataset_id: str, document_ids: Collection[str]) -> dict[str, str]:
+        """The names of a dataset's documents by id, in one query (a page of segments names the
+        documents it shows; at one segment a document, that is 50 documents)."""
+        with self._sessions() as session:
+            rows = session.execute(
+                select(DocumentRow.id, DocumentRow.name).where(
+                    DocumentRow.id.in_(sorted(document_ids)), DocumentRow.dataset_id == dataset_id
+                )
+            ).all()
+            return {document_id: name for document_id, name in rows}
+
     def document_words(self, document_ids: Sequence[str]) -> dict[str, int]:
         """Characters of segment text per document."""
         with self._sessions() as session:
