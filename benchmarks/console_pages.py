@@ -1,10 +1,13 @@
-"""Server time of each console page at 10k segments (target: ≤ 150 ms p50 each).
+"""Server time of each console page at 10k segments (target: ≤ 150 ms p50 each) or 10k
+documents (target: ≤ 100 ms p95 each).
 
     python benchmarks/console_pages.py                     # 10,000 segments, 20 rounds
     python benchmarks/console_pages.py --segments 50000 --rounds 10 --json console.json
+    python benchmarks/console_pages.py --documents 10000   # 10,000 documents of one segment
 
-In process, in a temporary data directory: one dataset of ``--segments`` segments (100
-documents; the synthetic embedding model, so building it takes seconds), a signed-in console
+In process, in a temporary data directory: one dataset of ``--segments`` segments (in
+``--documents`` documents, 100 unless given; the synthetic embedding model, so building it
+takes seconds), a signed-in console
 session, then every page requested ``--rounds`` times through the WSGI app (Flask's test
 client: the whole request — session and key check, SQL, template — without the network). The
 hit-testing run is a hybrid search (semantic + BM25) plus its page.
@@ -34,15 +37,18 @@ from zhiku.core.documents import Chunk  # noqa: E402
 from zhiku.knowledge_base import KnowledgeBase  # noqa: E402
 
 TARGET_MS = 150.0
+MANY_DOCUMENTS_TARGET_MS = 100.0
 DOCUMENTS = 100
 _TOKEN = re.compile(r'name="csrf-token" content="([^"]+)"')
 
 
-def build(home: Path, segments: int) -> tuple[KnowledgeBase, str, list[str]]:
+def build(
+    home: Path, segments: int, documents_count: int = DOCUMENTS
+) -> tuple[KnowledgeBase, str, list[str]]:
     kb = KnowledgeBase(Settings.load(home, embedding_model="synthetic"))
     corpus = build_corpus(segments, 20)
     dataset = kb.create_dataset("bench", embedding_model="synthetic")
-    per_document = -(-segments // DOCUMENTS)
+    per_document = -(-segments // documents_count)
     documents = []
     for number, start in enumerate(range(0, segments, per_document)):
         texts = corpus.texts[start : start + per_document]
@@ -73,6 +79,7 @@ def measure(
         "datasets": lambda _: client.get("/datasets"),
         "documents": lambda _: client.get(base),
         "documents (progress rows)": lambda _: client.get(f"{base}/rows"),
+        "documents, page 100": lambda _: client.get(f"{base}?page=100"),
         "segments": lambda _: client.get(f"{base}/segments"),
         "segments, page 100": lambda _: client.get(f"{base}/segments?page=100"),
         "segments, text search": lambda q: client.get(f"{base}/segments", query_string={"keyword": q[:8]}),
@@ -110,27 +117,39 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--segments", type=int, default=10_000)
+    parser.add_argument(
+        "--documents",
+        type=int,
+        help="documents the segments are spread over (default 100); "
+        "given, the target is p95 <= 100 ms and there are at least as many segments",
+    )
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
+    documents = args.documents or DOCUMENTS
+    segments = max(args.segments, documents)
+    # many documents: every page paginated must stay fast at its slowest, not only typically
+    figure, target = ("p95_ms", MANY_DOCUMENTS_TARGET_MS) if args.documents else ("p50_ms", TARGET_MS)
     with tempfile.TemporaryDirectory(prefix="zhiku-console-bench-") as directory:
         started = time.perf_counter()
-        kb, dataset_id, queries = build(Path(directory) / "home", args.segments)
+        kb, dataset_id, queries = build(Path(directory) / "home", segments, documents)
         built = time.perf_counter() - started
         try:
             results = measure(kb, dataset_id, queries, args.rounds)
         finally:
             kb.close()
     print(
-        f"console pages at {args.segments} segments ({DOCUMENTS} documents, built in {built:.1f} s), "
-        f"server time over {args.rounds} requests each; target p50 <= {TARGET_MS:g} ms"
+        f"console pages at {segments} segments ({documents} documents, built in {built:.1f} s), "
+        f"server time over {args.rounds} requests each; target {figure[:3]} <= {target:g} ms"
     )
     print(f"{'page':32} {'p50 ms':>8} {'p95 ms':>8}")
     for name, figures in results.items():
-        flag = "" if figures["p50_ms"] <= TARGET_MS else "  over target"
+        flag = "" if figures[figure] <= target else "  over target"
         print(f"{name:32} {figures['p50_ms']:8.1f} {figures['p95_ms']:8.1f}{flag}")
     if args.json:
-        args.json.write_text(json.dumps({"segments": args.segments, "pages": results}, indent=2))
+        args.json.write_text(
+            json.dumps({"segments": segments, "documents": documents, "pages": results}, indent=2)
+        )
 
 
 if __name__ == "__main__":

@@ -64,6 +64,11 @@ SETTINGS = (
     "max_tokens",
     "chunk_overlap",
     "doc_form",
+    "index_method",
+    "summary",
+    "parent_mode",
+    "child_max_tokens",
+    "child_separator",
 )
 
 

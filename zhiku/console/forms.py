@@ -32,6 +32,10 @@ MAX_SEGMENT_CHARS = 100_000
 MAX_KEYWORDS = 50
 #: Hits a console hit test may ask for (the API allows more; a page need not show them).
 MAX_TOP_K = 100
+#: What a parent is in a parent-child index: a chunk of the splitter's, or the whole document.
+PARENT_MODES = ("paragraph", "full-doc")
+#: The index methods a new dataset may choose (``summary``: paragraphs with a summary of each).
+INDEX_METHODS = ("paragraph", "hierarchical_model", "qa_model", "summary")
 
 
 class FormError(ValueError):
@@ -200,16 +204,40 @@ FILTER_MESSAGES = (
 
 
 def process_rule(form: Form, base: PipelineSpec) -> PipelineSpec:
-    """``base`` with the form's cleaners, splitter, token sizes and ``doc_form``."""
+    """``base`` with the form's cleaners, splitter, token sizes, ``doc_form``, summary index and,
+    for a parent-child index, its parent mode and how each parent is cut into children."""
     data = base.model_dump()
     data["cleaners"] = choices(form, "cleaners", plugin_names(cleaners))
     data["splitter"] = choice(form, "splitter", plugin_names(splitters), base.splitter)
     data["doc_form"] = choice(form, "doc_form", plugin_names(index_processors), base.doc_form)
     data["max_tokens"] = integer(form, "max_tokens", low=16, high=8192, default=base.max_tokens)
     data["chunk_overlap"] = integer(form, "chunk_overlap", low=0, high=4096, default=base.chunk_overlap)
-    separator = text(form, "separator", max_chars=32, strip=False)
-    data["separator"] = separator.replace("\\n", "\n").replace("\\t", "\t") if separator else base.separator
+    data["separator"] = _separator(form, "separator", base.separator)
+    data["summary"] = "llm" if form.get("summary") == "on" else "off"
+    data["parent_mode"] = choice(form, "parent_mode", PARENT_MODES, base.parent_mode)
+    data["child_max_tokens"] = integer(
+        form, "child_max_tokens", low=16, high=8192, default=base.child_max_tokens
+    )
+    # a child separator cuts at it (as Dify's subchunk separator does); none: cut automatically
+    child_separator = _separator(form, "child_separator", "")
+    data["child_splitter"] = "fixed_separator" if child_separator else "recursive"
+    data["child_separator"] = child_separator or base.child_separator
     return _checked(lambda: PipelineSpec.model_validate(data), "process_rule")
+
+
+def index_method(form: Form) -> PipelineSpec:
+    """The process rule of a new dataset of the index method chosen (the summary index is
+    paragraphs with a summary of each)."""
+    method = choice(form, "index_method", INDEX_METHODS, "paragraph")
+    if method == "summary":
+        return PipelineSpec(summary="llm")
+    return PipelineSpec(doc_form=method)
+
+
+def _separator(form: Form, field: str, default: str) -> str:
+    """A separator as typed, ``\\n`` and ``\\t`` read as a line break and a tab."""
+    separator = text(form, field, max_chars=32, strip=False)
+    return separator.replace("\\n", "\n").replace("\\t", "\t") if separator else default
 
 
 def keywords(form: Form) -> list[str]:

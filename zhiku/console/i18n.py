@@ -268,6 +268,9 @@ ZH: dict[str, str] = {
     "segments": "个分段",
     "first": "显示前",
     "shown": "个",
+    # hit testing of a parent-child dataset: the children each hit was found by
+    "Matched child chunks": "命中的子块",
+    "each with its own relevance, best first": "各自的相关度，最相关的在前",
     # files refused at upload, the reason shown beside the file
     "empty file": "文件为空",
     "no reader for this kind of file": "不支持这种文件类型",

@@ -49,6 +49,30 @@ LABELS: dict[str, Label] = {
         "Parent-child", "Small child chunks are searched; a hit returns their larger parent segment."
     ),
     "qa_model": Label("Q&A", "A language model writes question and answer pairs; questions are searched."),
+    "summary": Label(
+        "Summary index",
+        "Paragraphs, and a summary of each written by a language model and searched beside it "
+        "(needs a chat model).",
+    ),
+    # parent-child: what a parent is, and how it is cut into children
+    "parent_mode": Label(
+        "Parent chunk", "What a hit returns as context: a paragraph-sized chunk or the whole document."
+    ),
+    "parent:paragraph": Label(
+        "Paragraph", "Parents are cut by the splitter above, up to the maximum chunk length."
+    ),
+    "parent:full-doc": Label(
+        "Full document", "Each document is one parent (up to 10,000 tokens); best for short documents."
+    ),
+    "child_max_tokens": Label(
+        "Child chunk length (tokens)",
+        "Each parent is cut into children of at most this length; children are searched.",
+    ),
+    "child_separator": Label(
+        "Child separator",
+        "Where a parent is cut into children; \\n is a line break. Empty: automatically, at "
+        "paragraphs, lines and sentences.",
+    ),
     # splitters
     "recursive": Label(
         "Automatic", "Cuts at paragraphs, then lines, sentences and words, up to the maximum length."
@@ -98,6 +122,9 @@ LABELS: dict[str, Label] = {
     ),
     "separator": Label("Separator", "Where the custom splitter cuts; \\n is a line break."),
     "doc_form": Label("Index mode", "How chunks become searchable segments."),
+    "index_method": Label(
+        "Index method", "How chunks become searchable segments (can be changed in Settings)."
+    ),
     "splitter": Label("Splitter", "How a document is cut into chunks."),
     "cleaners": Label("Cleaners", "Clean-ups applied to the text before it is cut."),
     # document statuses

@@ -140,4 +140,27 @@ LABELS_ZH: dict[str, str] = {
     "is none of": "不属于",
     "before": "早于",
     "after": "晚于",
+    "Summary index": "摘要索引",
+    "Paragraphs, and a summary of each written by a language model and searched beside it "
+    "(needs a chat model).":
+        "按段落分段，并由语言模型为每个分段生成摘要，与分段一同检索（需要对话模型）。",
+    "Parent chunk": "父块",
+    "What a hit returns as context: a paragraph-sized chunk or the whole document.":
+        "命中时作为上下文返回的内容：一个段落大小的块，或整篇文档。",
+    "Paragraph": "段落",
+    "Parents are cut by the splitter above, up to the maximum chunk length.":
+        "父块由上面的分段方式切分，不超过最大分段长度。",
+    "Full document": "全文",
+    "Each document is one parent (up to 10,000 tokens); best for short documents.":
+        "每篇文档作为一个父块（最多 10,000 个词元），适合较短的文档。",
+    "Child chunk length (tokens)": "子块最大长度（词元）",
+    "Each parent is cut into children of at most this length; children are searched.":
+        "每个父块被切成不超过此长度的子块，检索的是子块。",
+    "Child separator": "子块分隔符",
+    "Where a parent is cut into children; \\n is a line break. Empty: automatically, at "
+    "paragraphs, lines and sentences.":
+        "父块切分为子块的位置；\\n 表示换行。留空则自动按段落、行和句子切分。",
+    "Index method": "索引方式",
+    "How chunks become searchable segments (can be changed in Settings).":
+        "文本块如何成为可检索的分段（之后可在设置中更改）。",
 }

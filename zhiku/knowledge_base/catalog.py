@@ -10,7 +10,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, tuple_
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db.models import DatasetRow, DocumentRow, SegmentRow
@@ -163,6 +163,29 @@ class Catalog:
             ).first()
             return DocumentInfo.of(row) if row is not None else None
 
+    def document_choices(self, dataset_id: str, limit: int) -> dict[str, str]:
+        """The names of a dataset's newest ``limit`` documents by id, newest first: a filter's
+        choices, read from the ordering index and the names alone (no whole rows)."""
+        with self._sessions() as session:
+            rows = session.execute(
+                select(DocumentRow.id, DocumentRow.name)
+                .where(DocumentRow.dataset_id == dataset_id)
+                .order_by(DocumentRow.created_at.desc(), DocumentRow.id.desc())
+                .limit(limit)
+            ).all()
+            return {document_id: name for document_id, name in rows}
+
+    def document_names(self, dataset_id: str, document_ids: Collection[str]) -> dict[str, str]:
+        """The names of a dataset's documents by id, in one query (a page of segments names the
+        documents it shows; at one segment a document, that is 50 documents)."""
+        with self._sessions() as session:
+            rows = session.execute(
+                select(DocumentRow.id, DocumentRow.name).where(
+                    DocumentRow.id.in_(sorted(document_ids)), DocumentRow.dataset_id == dataset_id
+                )
+            ).all()
+            return {document_id: name for document_id, name in rows}
+
     def document_words(self, document_ids: Sequence[str]) -> dict[str, int]:
         """Characters of segment text per document."""
         with self._sessions() as session:
@@ -184,20 +207,33 @@ class Catalog:
             return {document_id: int(hits or 0) for document_id, hits in rows}
 
     def document_positions(self, dataset_id: str, document_ids: Sequence[str]) -> dict[str, int]:
-        """1-based order of creation of documents within their dataset."""
-        numbered = (
-            select(
-                DocumentRow.id,
-                func.row_number().over(order_by=(DocumentRow.created_at, DocumentRow.id)).label("position"),
-            )
-            .where(DocumentRow.dataset_id == dataset_id)
-            .subquery()
-        )
+        """1-based order of creation of documents within their dataset.
+
+        The documents before the first one asked for are counted from the ordering index, and
+        only the span from the first to the last is numbered: a page of a dataset of 10,000
+        documents numbers its 50, not all 10,000."""
+        order = tuple_(DocumentRow.created_at, DocumentRow.id)
+        of_dataset = DocumentRow.dataset_id == dataset_id
         with self._sessions() as session:
+            keys = session.execute(
+                select(DocumentRow.created_at, DocumentRow.id).where(
+                    DocumentRow.id.in_(list(document_ids)), of_dataset
+                )
+            ).all()
+            if not keys:
+                return {}
+            first, last = tuple(min(keys)), tuple(max(keys))
+            before = session.scalar(select(func.count()).where(of_dataset, order < first)) or 0
+            position = func.row_number().over(order_by=(DocumentRow.created_at, DocumentRow.id))
+            numbered = (
+                select(DocumentRow.id, position.label("position"))
+                .where(of_dataset, order >= first, order <= last)
+                .subquery()
+            )
             rows = session.execute(
                 select(numbered.c.id, numbered.c.position).where(numbered.c.id.in_(list(document_ids)))
             ).all()
-            return {document_id: int(position) for document_id, position in rows}
+            return {document_id: int(before) + int(position) for document_id, position in rows}
 
 
 def dataset_row_named(session: Session, name_or_id: str) -> DatasetRow:

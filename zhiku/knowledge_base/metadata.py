@@ -140,15 +140,18 @@ class DatasetMetadata:
             return {doc_id: named_values(fields, values or {}) for doc_id, values in rows}
 
     def use_counts(self) -> dict[str, int]:
-        """How many documents have a value for each field, by field id."""
-        counts: dict[str, int] = {}
+        """How many documents have a value for each field, by field id (counted by the database
+        in one pass: a dataset of 10,000 documents is not read into Python for a settings page)."""
         with self._sessions() as session:
-            for values in session.scalars(
-                select(DocumentRow.metadata_values).where(DocumentRow.dataset_id == self.dataset_id)
-            ):
-                for field_id in values or {}:
-                    counts[field_id] = counts.get(field_id, 0) + 1
-        return counts
+            ids = [field.id for field in _fields(self._dataset(session))]
+            if not ids:
+                return {}
+            row = session.execute(
+                select(
+                    *(func.count(DocumentRow.metadata_values[field_id].as_string()) for field_id in ids)
+                ).where(DocumentRow.dataset_id == self.dataset_id)
+            ).one()
+        return {field_id: int(count) for field_id, count in zip(ids, row, strict=True) if count}
 
     # -- filters -----------------------------------------------------------------------------
 

@@ -420,6 +420,16 @@ function localDates(root = document) {
   });
 }
 
+function modeFields() {
+  // fields that apply to one index mode only (a parent-child index's) shown when it is chosen
+  const select = document.querySelector("select[name='doc_form']");
+  const parts = document.querySelectorAll("[data-doc-form]");
+  if (!select || !parts.length) return;
+  const show = () => parts.forEach((part) => { part.hidden = part.dataset.docForm !== select.value; });
+  select.addEventListener("change", show);
+  show();
+}
+
 function copyButtons() {
   // a button copying the text of the element it names (a new key's secret, the API's address)
   document.querySelectorAll("button[data-copy]").forEach((button) => {
@@ -447,6 +457,7 @@ document.addEventListener("DOMContentLoaded", () => {
   confirmForms();
   copyButtons();
   batchSelection();
+  modeFields();
   chunkPreview();
   uploads(); // first: it keeps the rows as the server sent them, before dates are localised
   localDates();

@@ -54,6 +54,7 @@ def _datasets_page(error: Refusal | None = None) -> str:
         paging=pages,
         keyword=keyword,
         default_embedding=ctx.settings.embedding_model,
+        index_methods=forms.INDEX_METHODS,
         error=error,
     )
 
@@ -71,7 +72,10 @@ def create_dataset() -> ResponseReturnValue:
             open_embedding(embedding)
         except (ApiError, ZhikuError) as exc:
             raise forms.FormError("embedding_model", str(exc)) from None
-        dataset = ctx.kb.create_dataset(name, description=description, embedding_model=embedding)
+        rule = forms.index_method(request.form)
+        dataset = ctx.kb.create_dataset(
+            name, description=description, embedding_model=embedding, process_rule=rule
+        )
     except (forms.FormError, AlreadyExists) as exc:
         if wants_json():
             raise
@@ -95,6 +99,7 @@ def _settings_page(dataset: Dataset, error: Refusal | None = None) -> str:
         cleaner_names=plugin_names(cleaners),
         splitter_names=plugin_names(splitters),
         doc_forms=plugin_names(index_processors),
+        parent_modes=forms.PARENT_MODES,
         search_methods=forms.SEARCH_METHODS,
         channels=forms.CHANNELS,
         fusion_modes=fusion_modes(),

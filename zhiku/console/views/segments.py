@@ -21,7 +21,7 @@ MAX_CHILDREN_SHOWN = 200
 
 
 def _document_names(dataset: Dataset, document_ids: set[str]) -> dict[str, str]:
-    return {document_id: dataset.document(document_id).name for document_id in document_ids}
+    return context().catalog.document_names(dataset.id, document_ids)
 
 
 @console.route("/datasets/<dataset_id>/segments")
@@ -35,7 +35,7 @@ def segments(dataset_id: str) -> ResponseReturnValue:
     stored, total = dataset.segment_editor().page(
         document_id, offset=pages.offset, limit=pages.size, keyword=keyword or None, enabled=enabled
     )
-    choices, _ = context().catalog.documents(dataset.id, offset=0, limit=MAX_DOCUMENT_CHOICES)
+    choices = context().catalog.document_choices(dataset.id, MAX_DOCUMENT_CHOICES)
     return render_template(
         "segments.html",
         dataset=dataset,

@@ -75,6 +75,8 @@ class DocumentRow(Base):
         Index("ix_documents_dataset_status", "dataset_id", "status"),
         # covering: the live check of each search reads a document's served state from it alone
         Index("ix_documents_served", "id", "enabled", "status"),
+        # a dataset's documents in order of creation: its pages, numbering and segment listing
+        Index("ix_documents_dataset_created", "dataset_id", "created_at", "id"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
@@ -105,7 +107,8 @@ class DocumentRow(Base):
 class SegmentRow(Base):
     __tablename__ = "segments"
     __table_args__ = (
-        Index("ix_segments_document_position", "document_id", "position"),
+        # covering: a page of a dataset's segments in order is found from the indexes alone
+        Index("ix_segments_document_order", "document_id", "position", "enabled", "id"),
         Index("ix_segments_dataset", "dataset_id"),
         # covering: the live check of each search reads the candidates from it, not their rows
         Index("ix_segments_served", "id", "enabled", "document_id", "dataset_id"),

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db.models import CHILD_KIND, ChildChunkRow, DocumentRow, SegmentRow
@@ -114,24 +114,32 @@ class SegmentEditor:
                 self._rows.document(session, document_id)
             if statuses and SEGMENT_STATUS not in statuses:
                 return [], 0
-            query = (
-                select(SegmentRow)
-                .join(DocumentRow, DocumentRow.id == SegmentRow.document_id)
-                .where(SegmentRow.dataset_id == self._dataset_id)
-            )
+            matching: list[ColumnElement[bool]] = []
             if document_id is not None:
-                query = query.where(SegmentRow.document_id == document_id)
+                matching.append(SegmentRow.document_id == document_id)
             if keyword:
-                query = query.where(
+                matching.append(
                     SegmentRow.content.icontains(keyword, autoescape=True)
                     | SegmentRow.answer.icontains(keyword, autoescape=True)
                 )
             if enabled is not None:
-                query = query.where(SegmentRow.enabled.is_(enabled))
-            total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
-            order = (DocumentRow.created_at, DocumentRow.id, SegmentRow.position)
-            rows = session.scalars(query.order_by(*order).offset(offset).limit(limit)).all()
-            return [_stored(row) for row in rows], int(total)
+                matching.append(SegmentRow.enabled.is_(enabled))
+            # counted from the segments alone (every segment has its document): no join to sort;
+            # a document's (checked above to be of this dataset) from its own index
+            within = [] if document_id is not None else [SegmentRow.dataset_id == self._dataset_id]
+            total = session.scalar(select(func.count()).select_from(SegmentRow).where(*within, *matching))
+            # the page's ids first, walking the documents' and segments' ordering indexes alone
+            # (a segment's dataset is its document's), then only their rows
+            page = session.scalars(
+                select(SegmentRow.id)
+                .join(DocumentRow, DocumentRow.id == SegmentRow.document_id)
+                .where(DocumentRow.dataset_id == self._dataset_id, *matching)
+                .order_by(DocumentRow.created_at, DocumentRow.id, SegmentRow.position)
+                .offset(offset)
+                .limit(limit)
+            ).all()
+            rows = {row.id: row for row in session.scalars(select(SegmentRow).where(SegmentRow.id.in_(page)))}
+            return [_stored(rows[segment_id_]) for segment_id_ in page], int(total or 0)
 
     def get(self, document_id: str, segment_id_: str) -> StoredSegment:
         with self._sessions() as session:
