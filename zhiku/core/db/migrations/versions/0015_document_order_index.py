@@ -7,8 +7,8 @@ and lists the segments document by document in that order. Without an index on
 segments read every row before it: tens of milliseconds a request at 10,000 documents. From the
 two indexes alone a page's documents and segment ids are found, then only their rows are read.
 
-Revision ID: 0014
-Revises: 0013
+Revision ID: 0015
+Revises: 0014
 Create Date: 2026-11-27
 """
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0014"
-down_revision: str | None = "0013"
+revision: str = "0015"
+down_revision: str | None = "0014"
 branch_labels: str | None = None
 depends_on: str | None = None
 
