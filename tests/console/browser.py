@@ -31,7 +31,7 @@ if CHROMIUM is None or not CHROMEDRIVER.exists():
     )
 webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (the dev extra)")
 
-from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
@@ -116,10 +116,20 @@ class Pages:
         return self.driver.find_elements(By.CSS_SELECTOR, css)
 
     def until(self, condition: Callable[[], Any], timeout: float = 120.0) -> Any:
-        # A page part replaced while it is read (a form's answer re-rendering it) is read again.
+        # A page part replaced while it is read (a form's answer re-rendering it, rows updated
+        # live) is read again: Chromium says so as a stale element or as a node that no longer
+        # belongs to the document, depending on when the replacement lands.
+        def read(_: Any) -> Any:
+            try:
+                return condition()
+            except WebDriverException as exc:
+                if "does not belong to the document" in str(exc):
+                    return False
+                raise
+
         return WebDriverWait(
             self.driver, timeout, poll_frequency=0.2, ignored_exceptions=[StaleElementReferenceException]
-        ).until(lambda _: condition())
+        ).until(read)
 
     def click(self, css: str) -> None:
         self.find(css).click()
