@@ -15,10 +15,11 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db import DatasetRow, DocumentRow
+from zhiku.core.db.models import MetadataValueRow
 from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound
 from zhiku.core.metadata import (
     BUILTIN_FIELDS,
@@ -143,14 +144,13 @@ class DatasetMetadata:
 
     def use_counts(self) -> dict[str, int]:
         """How many documents have a value for each field, by field id."""
-        counts: dict[str, int] = {}
         with self._sessions() as session:
-            for values in session.scalars(
-                select(DocumentRow.metadata_values).where(DocumentRow.dataset_id == self.dataset_id)
-            ):
-                for field_id in values or {}:
-                    counts[field_id] = counts.get(field_id, 0) + 1
-        return counts
+            rows = session.execute(
+                select(MetadataValueRow.field_id, func.count())
+                .where(MetadataValueRow.dataset_id == self.dataset_id)
+                .group_by(MetadataValueRow.field_id)
+            )
+            return {field_id: count for field_id, count in rows}
 
     # -- filters -----------------------------------------------------------------------------
 
@@ -159,9 +159,15 @@ class DatasetMetadata:
         a filter without conditions. InvalidInput names an unknown field or a misused operator."""
         if not metadata_filter.conditions:
             return None
+        datasets = DatasetRow.__table__.c  # the table's columns: no ORM object for one read
         with self._sessions() as session:
-            row = self._dataset(session)
-            fields = {f.name: f for f in _fields(row)}
+            row = session.connection().execute(
+                select(datasets.metadata_fields, datasets.builtin_metadata)
+                .where(datasets.id == self.dataset_id)
+            ).first()
+            if row is None:
+                raise NotFound(f"no dataset {self.dataset_id!r}")
+            fields = {f["name"]: MetadataField.model_validate(f) for f in row.metadata_fields or []}
             checked = check_filter(metadata_filter, fields, builtin=row.builtin_metadata)
             return resolve(session, self.dataset_id, checked, metadata_filter.logical_operator)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from functools import reduce
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import Select, Text, func, literal, literal_column, not_, select
@@ -26,7 +27,9 @@ from zhiku.core.db.models import DocumentRow, MetadataValueRow
 from zhiku.core.metadata import CheckedCondition
 from zhiku.core.scope import DocumentScope
 
-_V = MetadataValueRow
+# the tables' columns, not the ORM attributes: a filter builds its statements anew each time
+_V = MetadataValueRow.__table__.c
+_DOCUMENTS = DocumentRow.__table__.c
 
 #: A negative operator's positive twin: the documents it leaves out are the twin's matches.
 _POSITIVE_OF = {"not contains": "contains", "is not": "is", "≠": "=", "not in": "in"}
@@ -36,18 +39,24 @@ def resolve(
     session: Session, dataset_id: str, conditions: Sequence[CheckedCondition], logical_operator: str
 ) -> DocumentScope:
     """The documents of ``dataset_id`` that ``conditions`` keep, joined by ``and`` or ``or``."""
-    parts = [_condition_scope(session, dataset_id, c) for c in conditions]
-    join: Callable[[DocumentScope, DocumentScope], DocumentScope] = (
-        DocumentScope.intersect if logical_operator == "and" else DocumentScope.union
-    )
+    parts = [_condition(session, dataset_id, c) for c in conditions]
+    join = DocumentScope.intersect if logical_operator == "and" else DocumentScope.union
     return _shorter_list(session, dataset_id, reduce(join, parts))
 
 
-def _condition_scope(session: Session, dataset_id: str, condition: CheckedCondition) -> DocumentScope:
+def _condition(session: Session, dataset_id: str, condition: CheckedCondition) -> DocumentScope:
     if condition.field_id is None:
-        matches = _builtin_test(condition)
-        ids = session.scalars(select(DocumentRow.id).where(DocumentRow.dataset_id == dataset_id, matches))
-        return DocumentScope(frozenset(ids))
+        of_dataset = _DOCUMENTS.dataset_id == dataset_id
+        return DocumentScope(_ids(session, select(_DOCUMENTS.id).where(of_dataset, _builtin_test(condition))))
+    statement, leaves_out = _listed(session, dataset_id, condition)
+    return DocumentScope(_ids(session, statement), exclude=leaves_out)
+
+
+def _listed(
+    session: Session, dataset_id: str, condition: CheckedCondition
+) -> tuple[Select[tuple[str]], bool]:
+    """The values-table select of the documents a condition on a field keeps, or of those it
+    leaves out (True) when it keeps the documents without a value too."""
     column = _V.text_value if condition.type == "string" else _V.number_value
     of_field = select(_V.document_id).where(
         _V.dataset_id == dataset_id, _V.field_id == condition.field_id, column.is_not(None)
@@ -55,12 +64,12 @@ def _condition_scope(session: Session, dataset_id: str, condition: CheckedCondit
     op, value = condition.operator, condition.value
     if op in ("empty", "not empty"):
         present = of_field.where(column != "") if condition.type == "string" else of_field
-        return DocumentScope(frozenset(session.scalars(present)), exclude=op == "empty")
+        return present, op == "empty"
     positive = _POSITIVE_OF.get(op, op)
     statement = of_field.where(_compare(column, positive, value))
     if positive == "start with" and session.get_bind().dialect.name == "sqlite":
         statement = _prefix_range(statement, value)
-    return DocumentScope(frozenset(session.scalars(statement)), exclude=op in _POSITIVE_OF)
+    return statement, op in _POSITIVE_OF
 
 
 def _prefix_range(statement: Select[tuple[str]], prefix: str) -> Select[tuple[str]]:
@@ -72,15 +81,27 @@ def _prefix_range(statement: Select[tuple[str]], prefix: str) -> Select[tuple[st
 
 def _shorter_list(session: Session, dataset_id: str, scope: DocumentScope) -> DocumentScope:
     """``scope`` as the shorter of its two lists: the kept documents when at most half the
-    dataset, else the others."""
+    dataset, else the others. (The others are read as all the dataset's ids less the listed
+    ones: a ``NOT IN`` of the listed ones costs SQLite more than that.)"""
     listed = len(scope.ids)
-    of_dataset = DocumentRow.dataset_id == dataset_id
+    of_dataset = _DOCUMENTS.dataset_id == dataset_id
     # does the dataset hold at least 2 × listed (kept), or 2 × listed + 1 (left out) documents?
     probe = 2 * listed if scope.exclude else 2 * listed - 1
-    if probe < 0 or session.scalar(select(DocumentRow.dataset_id).where(of_dataset).offset(probe).limit(1)):
+    at = select(_DOCUMENTS.dataset_id).where(of_dataset).offset(probe).limit(1)
+    if probe < 0 or session.connection().execute(at).first() is not None:
         return scope
-    others = frozenset(session.scalars(select(DocumentRow.id).where(of_dataset))) - scope.ids
+    others = _ids(session, select(_DOCUMENTS.id).where(of_dataset)) - scope.ids
     return DocumentScope(others, exclude=not scope.exclude)
+
+
+def _ids(session: Session, statement: Select[tuple[str]]) -> frozenset[str]:
+    """The ids a one-column select reads, taken from the driver's cursor as they are: a row
+    object per id would cost SQLAlchemy more than the database's own index walk."""
+    result = session.connection().execute(statement)
+    try:
+        return frozenset(map(itemgetter(0), result.cursor.fetchall()))
+    finally:
+        result.close()
 
 
 def _builtin_test(condition: CheckedCondition) -> ColumnElement[bool]:
@@ -100,10 +121,10 @@ def _builtin_test(condition: CheckedCondition) -> ColumnElement[bool]:
 
 def _builtin_column(name: str) -> ColumnElement[Any]:
     columns: dict[str, ColumnElement[Any]] = {
-        "document_name": DocumentRow.__table__.c.name,
-        "source": DocumentRow.__table__.c.source,
-        "upload_date": DocumentRow.__table__.c.created_at,
-        "last_update_date": func.coalesce(DocumentRow.completed_at, DocumentRow.created_at),
+        "document_name": _DOCUMENTS.name,
+        "source": _DOCUMENTS.source,
+        "upload_date": _DOCUMENTS.created_at,
+        "last_update_date": func.coalesce(_DOCUMENTS.completed_at, _DOCUMENTS.created_at),
     }
     return columns[name]
 

@@ -27,8 +27,11 @@ _BATCH = 1000
 
 
 def upgrade() -> None:
-    # a database made from the models before migrations existed already has it (see 0001)
-    if not sa.inspect(op.get_bind()).has_table("document_metadata_values"):
+    inspector = sa.inspect(op.get_bind())
+    # a database made from the models before migrations existed already has them (see 0001)
+    if "ix_documents_dataset_id" not in {index["name"] for index in inspector.get_indexes("documents")}:
+        op.create_index("ix_documents_dataset_id", "documents", ["dataset_id", "id"])
+    if not inspector.has_table("document_metadata_values"):
         op.create_table(
             "document_metadata_values",
             sa.Column(
@@ -102,3 +105,4 @@ def _typed(value: Any) -> dict[str, Any] | None:
 
 def downgrade() -> None:
     op.drop_table("document_metadata_values")
+    op.drop_index("ix_documents_dataset_id", "documents")
