@@ -44,8 +44,15 @@ def build(kb: KnowledgeBase, documents: int) -> Dataset:
         session.execute(
             insert(DocumentRow),
             [
-                {"id": str(uuid.uuid4()), "dataset_id": dataset.id, "name": f"doc-{i}.txt", "source": "",
-                 "status": "completed", "doc_metadata": {}, "metadata_values": {}}
+                {
+                    "id": str(uuid.uuid4()),
+                    "dataset_id": dataset.id,
+                    "name": f"doc-{i}.txt",
+                    "source": "",
+                    "status": "completed",
+                    "doc_metadata": {},
+                    "metadata_values": {},
+                }
                 for i in range(documents)
             ],
         )
@@ -86,7 +93,8 @@ def run(home: Path, documents: int, rounds: int) -> dict[str, Any]:
                     variants[variant]()
                     times[variant].append((time.perf_counter() - start) * 1000)
             result["filters"][name] = {
-                variant: {"p50": statistics.median(t), "mean": statistics.fmean(t)} for variant, t in times.items()
+                variant: {"p50": statistics.median(t), "mean": statistics.fmean(t)}
+                for variant, t in times.items()
             }
     return result
 

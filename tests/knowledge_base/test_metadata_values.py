@@ -8,12 +8,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from alembic import command
-from sqlalchemy import insert, select, text
+from sqlalchemy import insert, select
 
 from zhiku import KnowledgeBase
-from zhiku.core.db import DocumentRow, make_engine
-from zhiku.core.db.migrate import alembic_config
+from zhiku.core.db import DocumentRow
 from zhiku.core.db.models import MetadataValueRow
 from zhiku.core.metadata import OPERATORS_OF_TYPE, MetadataFilter, check_filter
 from zhiku.knowledge_base.dataset import Dataset
@@ -95,14 +93,19 @@ def _condition(rng: random.Random, dataset: Dataset, stored: list[Any]) -> dict[
         numbers = [rng.randint(-3, 3) + rng.choice([0, 0.5]) for _ in range(3)]
         condition["value"] = [str(n) for n in numbers] if operator in ("in", "not in") else numbers[0]
     else:
-        condition["value"] = (EPOCH + timedelta(days=rng.randint(0, 9), hours=rng.choice([0, 12]))).isoformat()
+        condition["value"] = (
+            EPOCH + timedelta(days=rng.randint(0, 9), hours=rng.choice([0, 12]))
+        ).isoformat()
     return condition
 
 
 def _check_against_oracle(kb: KnowledgeBase, dataset: Dataset, rng: random.Random, filters: int) -> int:
     """Random filters, each resolved both ways; returns how many kept the other list (exclude)."""
-    stored = [v for values in dataset.metadata.values_of([d.id for d in dataset.documents()]).values()
-              for v in values.values()]
+    stored = [
+        v
+        for values in dataset.metadata.values_of([d.id for d in dataset.documents()]).values()
+        for v in values.values()
+    ]
     excluded = 0
     for _ in range(filters):
         where = MetadataFilter.model_validate(
