@@ -14,7 +14,7 @@ def test_the_benchmark_reports_each_filter_both_ways(tmp_path: Path) -> None:
         import metadata_filter
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
-    result = metadata_filter.run(tmp_path, documents=200, rounds=2)
+    result = metadata_filter.run(tmp_path, documents=200, rounds=3, block=2)
     assert set(result["filters"]) == {"10%", "1%", "90%"}
     assert all(set(variants) == {"table", "json"} for variants in result["filters"].values())
     lines = metadata_filter.report_lines(result)
