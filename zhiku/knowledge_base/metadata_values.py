@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from zhiku.core.db.models import MetadataValueRow
 
-VALUES = MetadataValueRow.__table__
+VALUES = MetadataValueRow.metadata.tables[MetadataValueRow.__tablename__]
 _CHUNK = 500
 
 
