@@ -88,7 +88,7 @@ def _condition(rng: random.Random, dataset: Dataset, stored: list[Any]) -> dict[
         if operator in ("in", "not in"):
             condition["value"] = [one or "a", *(rng.choice(known) for _ in range(rng.randint(0, 2)))]
         else:
-            condition["value"] = one or "a"
+            condition["value"] = one  # "" too: every value contains it, "is" finds the empty
     elif field_type == "number":
         numbers = [rng.randint(-3, 3) + rng.choice([0, 0.5]) for _ in range(3)]
         condition["value"] = [str(n) for n in numbers] if operator in ("in", "not in") else numbers[0]
