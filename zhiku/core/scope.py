@@ -61,3 +61,16 @@ class DocumentScope:
         if other.exclude:
             return DocumentScope(self.ids - other.ids, section=section)
         return DocumentScope(self.ids & other.ids, section=section)
+
+    def union(self, other: DocumentScope) -> DocumentScope:
+        """The documents either scope admits (two filters of which one must pass); sections are
+        not joined, so it is for scopes without one."""
+        if self.section is not None or other.section is not None:
+            raise ValueError("the union of scopes limited to sections is not a scope")
+        if self.exclude and other.exclude:
+            return DocumentScope(self.ids & other.ids, exclude=True)
+        if self.exclude:
+            return DocumentScope(self.ids - other.ids, exclude=True)
+        if other.exclude:
+            return DocumentScope(other.ids - self.ids, exclude=True)
+        return DocumentScope(self.ids | other.ids)

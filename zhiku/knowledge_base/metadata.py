@@ -1,6 +1,8 @@
 """A dataset's metadata: its fields, its documents' values, and filters turned into SQL.
 
-A filter is answered over the documents table (small next to the segments) and gives a
+A filter is answered from an indexed table of typed values
+(:mod:`zhiku.knowledge_base.metadata_filter`), written with the documents' JSON values
+(:mod:`zhiku.knowledge_base.metadata_values`), and gives a
 :class:`~zhiku.core.scope.DocumentScope` that every search channel applies inside its own
 search (a payload filter in Qdrant, SQL in the keyword store), so the filter is never applied
 after top-k. The scope lists the matching documents, or the non-matching ones when those are
@@ -10,20 +12,17 @@ fewer, so a filter that keeps 99% of a dataset costs as little as one that keeps
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Float, String, and_, cast, func, not_, or_, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
-from sqlalchemy.sql.elements import ColumnElement
 
 from zhiku.core.db import DatasetRow, DocumentRow
+from zhiku.core.db.models import MetadataValueRow
 from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound
 from zhiku.core.metadata import (
     BUILTIN_FIELDS,
-    NEGATIVE_OPERATORS,
-    CheckedCondition,
     FieldType,
     MetadataField,
     MetadataFilter,
@@ -31,6 +30,8 @@ from zhiku.core.metadata import (
     coerce_value,
 )
 from zhiku.core.scope import DocumentScope
+from zhiku.knowledge_base.metadata_filter import resolve
+from zhiku.knowledge_base.metadata_values import remove_field, replace_values
 
 #: How many metadata fields a dataset may declare.
 MAX_FIELDS = 100
@@ -84,6 +85,7 @@ class DatasetMetadata:
             fields = _fields(row)
             _field_by_id(fields, field_id)
             row.metadata_fields = [f.model_dump() for f in fields if f.id != field_id]
+            remove_field(session, self.dataset_id, field_id)
             for document in session.scalars(
                 select(DocumentRow).where(DocumentRow.dataset_id == self.dataset_id)
             ):
@@ -108,13 +110,14 @@ class DatasetMetadata:
         result = {}
         with self._sessions.begin() as session:
             fields = _fields(self._dataset(session))
+            stored_of = {}
             for document_id, values in values_of.items():
                 document = session.get(DocumentRow, document_id)
                 if document is None or document.dataset_id != self.dataset_id:
                     raise NotFound(f"no document {document_id!r} in this dataset")
-                stored = stored_values(fields, values)
-                document.metadata_values = stored
-                result[document_id] = named_values(fields, stored)
+                stored_of[document_id] = document.metadata_values = stored_values(fields, values)
+                result[document_id] = named_values(fields, stored_of[document_id])
+            replace_values(session, self.dataset_id, stored_of)
         return result
 
     def values(self, document_id: str) -> dict[str, Any]:
@@ -140,18 +143,14 @@ class DatasetMetadata:
             return {doc_id: named_values(fields, values or {}) for doc_id, values in rows}
 
     def use_counts(self) -> dict[str, int]:
-        """How many documents have a value for each field, by field id (counted by the database
-        in one pass: a dataset of 10,000 documents is not read into Python for a settings page)."""
+        """How many documents have a value for each field, by field id."""
         with self._sessions() as session:
-            ids = [field.id for field in _fields(self._dataset(session))]
-            if not ids:
-                return {}
-            row = session.execute(
-                select(
-                    *(func.count(DocumentRow.metadata_values[field_id].as_string()) for field_id in ids)
-                ).where(DocumentRow.dataset_id == self.dataset_id)
-            ).one()
-        return {field_id: int(count) for field_id, count in zip(ids, row, strict=True) if count}
+            rows = session.execute(
+                select(MetadataValueRow.field_id, func.count())
+                .where(MetadataValueRow.dataset_id == self.dataset_id)
+                .group_by(MetadataValueRow.field_id)
+            )
+            return {field_id: count for field_id, count in rows}
 
     # -- filters -----------------------------------------------------------------------------
 
@@ -160,23 +159,17 @@ class DatasetMetadata:
         a filter without conditions. InvalidInput names an unknown field or a misused operator."""
         if not metadata_filter.conditions:
             return None
+        datasets = DatasetRow.__table__.c  # the table's columns: no ORM object for one read
         with self._sessions() as session:
-            row = self._dataset(session)
-            fields = {f.name: f for f in _fields(row)}
+            row = session.connection().execute(
+                select(datasets.metadata_fields, datasets.builtin_metadata)
+                .where(datasets.id == self.dataset_id)
+            ).first()
+            if row is None:
+                raise NotFound(f"no dataset {self.dataset_id!r}")
+            fields = {f["name"]: MetadataField.model_validate(f) for f in row.metadata_fields or []}
             checked = check_filter(metadata_filter, fields, builtin=row.builtin_metadata)
-            tests = [_sql(c) for c in checked]
-            matches = and_(*tests) if metadata_filter.logical_operator == "and" else or_(*tests)
-            of_dataset = DocumentRow.dataset_id == self.dataset_id
-            # The matching ids, up to one more than half the dataset: fewer, and they are the
-            # scope; as many, and the others are fewer. Counting first (from the index) costs
-            # less than counting matches, which reads every document's values once more.
-            total = session.scalar(select(func.count()).where(of_dataset)) or 0
-            at_most = total // 2 + 1
-            kept = list(session.scalars(select(DocumentRow.id).where(of_dataset, matches).limit(at_most)))
-            if len(kept) < at_most:
-                return DocumentScope(frozenset(kept))
-            ids = session.scalars(select(DocumentRow.id).where(of_dataset, not_(matches)))
-            return DocumentScope(frozenset(ids), exclude=True)
+            return resolve(session, self.dataset_id, checked, metadata_filter.logical_operator)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -226,67 +219,3 @@ def stored_values(fields: Sequence[MetadataField], values: Mapping[str, Any]) ->
 def named_values(fields: Sequence[MetadataField], stored: Mapping[str, Any]) -> dict[str, Any]:
     names = {f.id: f.name for f in fields}
     return {names[k]: v for k, v in stored.items() if k in names}
-
-
-def _builtin_column(name: str) -> ColumnElement[Any]:
-    columns: dict[str, ColumnElement[Any]] = {
-        "document_name": DocumentRow.__table__.c.name,
-        "source": DocumentRow.__table__.c.source,
-        "upload_date": DocumentRow.__table__.c.created_at,
-        "last_update_date": func.coalesce(DocumentRow.completed_at, DocumentRow.created_at),
-    }
-    return columns[name]
-
-
-def _sql(condition: CheckedCondition) -> ColumnElement[bool]:
-    """One checked condition as a boolean SQL expression over the documents table."""
-    op, value = condition.operator, condition.value
-    if condition.field_id is None:
-        column: ColumnElement[Any] = _builtin_column(condition.name)
-        if condition.type == "time":
-            value = _as_datetime(value)
-    elif condition.type == "string":
-        column = cast(DocumentRow.metadata_values[condition.field_id].as_string(), String)
-    else:
-        column = cast(DocumentRow.metadata_values[condition.field_id].as_float(), Float)
-
-    if op in ("empty", "not empty"):
-        empty = column.is_(None) | (column == "") if condition.type == "string" else column.is_(None)
-        return empty if op == "empty" else not_(empty)
-    if isinstance(value, list) and condition.field_id is None and condition.type == "time":
-        value = [_as_datetime(v) for v in value]
-    test = _compare(column, op, value)
-    if op in NEGATIVE_OPERATORS:
-        return column.is_(None) | test
-    return column.is_not(None) & test
-
-
-_OPERATOR_SQL: dict[str, Callable[[ColumnElement[Any], Any], ColumnElement[bool]]] = {
-    "contains": lambda column, value: column.icontains(value, autoescape=True),
-    "not contains": lambda column, value: not_(column.icontains(value, autoescape=True)),
-    "start with": lambda column, value: column.istartswith(value, autoescape=True),
-    "end with": lambda column, value: column.iendswith(value, autoescape=True),
-    "is": lambda column, value: column == value,
-    "=": lambda column, value: column == value,
-    "is not": lambda column, value: column != value,
-    "≠": lambda column, value: column != value,
-    "in": lambda column, value: column.in_(value),
-    "not in": lambda column, value: column.not_in(value),
-    ">": lambda column, value: column > value,
-    "after": lambda column, value: column > value,
-    "<": lambda column, value: column < value,
-    "before": lambda column, value: column < value,
-    "≥": lambda column, value: column >= value,
-    "≤": lambda column, value: column <= value,
-}
-"""Each filter operator's SQL test on a metadata column."""
-
-
-def _compare(column: ColumnElement[Any], op: str, value: Any) -> ColumnElement[bool]:
-    if op not in _OPERATOR_SQL:
-        raise AssertionError(f"operator {op!r} passed check_filter but has no SQL")
-    return _OPERATOR_SQL[op](column, value)
-
-
-def _as_datetime(seconds: float) -> datetime:
-    return datetime.fromtimestamp(seconds, tz=UTC)

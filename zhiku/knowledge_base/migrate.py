@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import inspect, select, update
+from sqlalchemy.orm import Session
 
 from zhiku.core.db.inserts import insert_missing
 from zhiku.core.db.models import Base, DatasetRow, DocumentRow, EmbeddingCacheRow
@@ -21,6 +22,7 @@ from zhiku.core.document_status import FINISHED, DocumentStatus
 from zhiku.core.errors import AlreadyExists
 from zhiku.knowledge_base.indexing.dataset_index import DocumentVersion
 from zhiku.knowledge_base.indexing.ingestion import WRITE_BATCH_SEGMENTS, Progress
+from zhiku.knowledge_base.metadata_values import replace_values
 
 if TYPE_CHECKING:
     from zhiku.knowledge_base.knowledge_base import KnowledgeBase
@@ -119,6 +121,7 @@ def _copy_dataset(
         if status in FINISHED:  # written as an ingest writes them: indexing → completed
             with target.sessions.begin() as writing:
                 writing.add(DocumentRow(**{**document, "status": str(DocumentStatus.INDEXING)}))
+                _copy_values(writing, document)
             failed = (document["doc_metadata"] or {}).get("failed_chunks") or []
             pending.append(DocumentVersion(document["id"], segments_of(document["id"]), failed))
             originals.append(document)
@@ -126,6 +129,7 @@ def _copy_dataset(
         elif status == DocumentStatus.ERROR:
             with target.sessions.begin() as writing:
                 writing.add(DocumentRow(**document))
+                _copy_values(writing, document)
             report.documents += 1
         else:
             report.skipped.append(f"{name}/{document['name']}: {status}")
@@ -134,6 +138,11 @@ def _copy_dataset(
         if on_progress:
             on_progress(name, done, len(documents))
     flush()
+
+
+def _copy_values(session: Session, document: dict[str, Any]) -> None:
+    """The rows of a copied document's metadata values, with the document."""
+    replace_values(session, document["dataset_id"], {document["id"]: document["metadata_values"] or {}})
 
 
 def _restore(target: KnowledgeBase, documents: Sequence[dict[str, Any]]) -> None:

@@ -23,6 +23,8 @@ from sqlalchemy import (
     String,
     Text,
     false,
+    func,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -77,6 +79,8 @@ class DocumentRow(Base):
         Index("ix_documents_served", "id", "enabled", "status"),
         # a dataset's documents in order of creation: its pages, numbering and segment listing
         Index("ix_documents_dataset_created", "dataset_id", "created_at", "id"),
+        # covering: a metadata filter that keeps most of a dataset reads all its ids from it
+        Index("ix_documents_dataset_id", "dataset_id", "id"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
@@ -102,6 +106,39 @@ class DocumentRow(Base):
     error_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     dataset: Mapped[DatasetRow] = relationship(back_populates="documents")
+
+
+class MetadataValueRow(Base):
+    """One document's value for one metadata field, typed, so a filter reads an index range.
+
+    Mirrors ``DocumentRow.metadata_values`` (written in the same transaction, see
+    zhiku.knowledge_base.metadata_values): a string in ``text_value``, a number or a time (Unix
+    seconds) in ``number_value``. The indexes serve equality and ranges per (dataset, field), and
+    prefixes through the folded text (the database's own ``lower``, as the filters fold).
+    """
+
+    __tablename__ = "document_metadata_values"
+    __table_args__ = (
+        Index("ix_metadata_values_text", "dataset_id", "field_id", "text_value", "document_id"),
+        Index("ix_metadata_values_number", "dataset_id", "field_id", "number_value", "document_id"),
+        Index(
+            "ix_metadata_values_folded",
+            "dataset_id",
+            "field_id",
+            func.lower(text("text_value")).label("folded"),
+            "document_id",
+            # a prefix test is a LIKE on the folded text: this class serves it in any collation
+            postgresql_ops={"folded": "text_pattern_ops"},
+        ),
+    )
+
+    document_id: Mapped[str] = mapped_column(
+        ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True
+    )
+    field_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
+    text_value: Mapped[str | None] = mapped_column(Text)
+    number_value: Mapped[float | None] = mapped_column(Float)
 
 
 class SegmentRow(Base):
