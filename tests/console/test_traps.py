@@ -165,7 +165,9 @@ def test_a_reopened_conversation_shows_the_answer_as_the_chat_did(pages: Pages, 
     pages.find("#question").send_keys("How is Puer tea made?")
     pages.click("#ask")
     pages.until(lambda: pages.find_all("#messages .assistant .text a.citation"))
-    pages.until(lambda: pages.find("#conversation_id").get_attribute("value"))
+    conversation = pages.until(lambda: pages.find("#conversation_id").get_attribute("value"))
+    listed = pages.find_all(f"#conversations li.on a[href$='conversation={conversation}']")
+    assert [link.text for link in listed] == ["How is Puer tea made?"]  # listed without a reload
     live = pages.driver.execute_script(_ANSWER_SHAPE)
     assert live["citations"] and live["citations"][0][0] == "[1]"
 

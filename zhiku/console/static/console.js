@@ -336,6 +336,25 @@ function showStep(view, event, searchedLabel, foundLabel) {
   view.querySelector(".steps").append(item);
 }
 
+function listConversation(id, question) {
+  // a conversation the list does not show yet (the first answer made it) goes on top, marked on
+  const list = document.getElementById("conversations");
+  if (!list || !id) return;
+  const href = list.dataset.url + "?conversation=" + encodeURIComponent(id);
+  if (list.querySelector(`a[href="${CSS.escape(href)}"]`)) return;
+  list.querySelectorAll("li").forEach((item) => {
+    item.classList.remove("on");
+    if (!item.querySelector("a")) item.remove(); // "None yet."
+  });
+  const item = document.createElement("li");
+  item.className = "on";
+  const link = document.createElement("a");
+  link.href = href;
+  link.textContent = question.length > 40 ? question.slice(0, 40) + "…" : question;
+  item.append(link);
+  list.prepend(item);
+}
+
 async function ask(form) {
   const messages = document.getElementById("messages");
   const question = document.createElement("div");
@@ -383,6 +402,7 @@ async function ask(form) {
         showStep(view, event, form.dataset.searched, form.dataset.found);
       } else if (event.event === "message_end") {
         document.getElementById("conversation_id").value = event.conversation_id || "";
+        listConversation(event.conversation_id, asked.textContent);
         showEnd(view, event, text, segmentUrl, form.dataset.searched);
       } else if (event.event === "error") {
         view.querySelector(".text").textContent = event.message;
