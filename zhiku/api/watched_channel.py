@@ -5,11 +5,12 @@ reading, with ``channel_request_lookahead``, while its request runs. A request's
 what it writes itself, holding the output's lock; a loop woken meanwhile — by any connection's
 traffic, or by this one's, being read ahead — found the socket writable and the output locked,
 and turned again at once: tens of thousands of turns for a few hundred requests, holding the
-GIL the request's thread needed. Retrieve calls took twice as long at one client, and the
-server spent twice the CPU per call at four. Here the loop does not watch for writing while the
-request's thread holds the output (that thread wakes the loop if it leaves data unsent), and a
-connection is read ahead only for a request that asks whether its client is still there (a
-streamed answer does, at each checkpoint: see :mod:`zhiku.api.client_gone`).
+GIL the request's thread needed. With the search itself cached out, retrieve calls took twice
+as long at one client, and the server spent twice the CPU per call at four. Here the loop does
+not watch for writing while the request's thread holds the output (that thread wakes the loop
+if it leaves data unsent), and a connection is read ahead only for a request that asks whether
+its client is still there (a streamed answer does, at each checkpoint: see
+:mod:`zhiku.api.client_gone`).
 """
 
 from __future__ import annotations
