@@ -1,8 +1,10 @@
 """Retrieve calls against ``zhiku serve`` by concurrent clients, against the same search called
 in process: the ratio is what the API adds (HTTP on loopback, waitress, Flask, the key check, the
-segment records of the answer and its JSON). A profile splits one call into those stages: each
-stage the retrieve view runs, timed in process on the same data (medians); what the HTTP median
-at one client leaves over is the server's (HTTP, waitress, Flask's request and response).
+segment records of the answer and its JSON). CPU ms per call — the server process's over HTTP,
+this process's in process — is the figure a loaded machine distorts least. A profile splits one
+call into those stages: each stage the retrieve view runs, timed in process on the same data
+(medians); what the HTTP median at one client leaves over is the server's (HTTP, waitress,
+Flask's request and response).
 
     python benchmarks/api_load.py                                   # 10,000 segments, 1/4/8 clients
     python benchmarks/api_load.py --segments 2000 --clients 1 4 --requests 200 --json api.json
@@ -27,6 +29,7 @@ from typing import Any
 
 import httpx
 import numpy as np
+import psutil
 from flask import g
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmark this checkout
@@ -66,11 +69,28 @@ def _percentiles(seconds: Sequence[float]) -> dict[str, float]:
     return {"p50": round(float(p50), 2), "p95": round(float(p95), 2), "p99": round(float(p99), 2)}
 
 
+def process_cpu_seconds(pid: int) -> Callable[[], float]:
+    """The CPU seconds (user and system, every thread) process ``pid`` has used so far."""
+    process = psutil.Process(pid)
+
+    def read() -> float:
+        times = process.cpu_times()
+        return float(times.user + times.system)
+
+    return read
+
+
 def _load(
-    call: Callable[[int, str], object], queries: Sequence[str], clients: int, requests: int
+    call: Callable[[int, str], object],
+    queries: Sequence[str],
+    clients: int,
+    requests: int,
+    cpu: Callable[[], float] | None = None,
 ) -> dict[str, Any]:
     """``requests`` calls spread over ``clients`` threads (client ``i`` makes calls ``i``,
-    ``i + clients``, ...): latency percentiles in ms and requests per second of wall time."""
+    ``i + clients``, ...): latency percentiles in ms, requests per second of wall time and, when
+    ``cpu`` reads the CPU seconds of the side that serves, its CPU ms per call (what a loaded
+    machine distorts least: other jobs slow a call more than they add to its work)."""
     seconds: list[float] = []
     lock = threading.Lock()
 
@@ -83,11 +103,14 @@ def _load(
         with lock:
             seconds.extend(mine)
 
-    started = time.perf_counter()
+    cpu_started, started = cpu() if cpu else 0.0, time.perf_counter()
     with ThreadPoolExecutor(clients) as pool:
         list(pool.map(client, range(clients)))
     wall = time.perf_counter() - started
-    return {**_percentiles(seconds), "requests_per_s": round(requests / wall, 1), "n": requests}
+    figures = {**_percentiles(seconds), "requests_per_s": round(requests / wall, 1), "n": requests}
+    if cpu is not None:
+        figures["cpu_ms_per_call"] = round((cpu() - cpu_started) * 1000.0 / requests, 2)
+    return figures
 
 
 def _ingest(server: LocalServer, files: Sequence[Path], model: str, say: Log) -> dict[str, Any]:
@@ -135,7 +158,10 @@ def _ingest(server: LocalServer, files: Sequence[Path], model: str, say: Log) ->
 def _over_http(
     server: LocalServer, dataset: str, queries: Sequence[str], clients: Sequence[int], requests: int
 ) -> dict[int, dict[str, Any]]:
-    """One keep-alive connection per client thread, as an application's HTTP client would hold."""
+    """One keep-alive connection per client thread, as an application's HTTP client would hold;
+    the CPU per call is the server process's."""
+    assert server.pid is not None
+    cpu = process_cpu_seconds(server.pid)
     sessions = [
         httpx.Client(base_url=server.url, headers=server.headers, timeout=120) for _ in range(max(clients))
     ]
@@ -147,7 +173,7 @@ def _over_http(
 
     try:
         _load(call, queries, 1, WARMUP_REQUESTS)
-        return {count: _load(call, queries, count, requests) for count in clients}
+        return {count: _load(call, queries, count, requests, cpu) for count in clients}
     finally:
         for session in sessions:
             session.close()
@@ -156,7 +182,8 @@ def _over_http(
 def _in_process(
     home: Path, model: str, queries: Sequence[str], clients: Sequence[int], requests: int
 ) -> dict[int, dict[str, Any]]:
-    """The same dataset and search the API's retrieve view runs, called directly."""
+    """The same dataset and search the API's retrieve view runs, called directly (the CPU per
+    call is this process's)."""
     with KnowledgeBase.open(home, embedding_model=model) as kb:
         dataset = kb.dataset(DATASET)
 
@@ -164,7 +191,7 @@ def _in_process(
             dataset.search(query, top_k=TOP_K, score_threshold=None)
 
         _load(call, queries, 1, WARMUP_REQUESTS)
-        return {count: _load(call, queries, count, requests) for count in clients}
+        return {count: _load(call, queries, count, requests, time.process_time) for count in clients}
 
 
 def _profile(kb: KnowledgeBase, queries: Sequence[str], calls: int = PROFILE_CALLS) -> dict[str, Any]:
@@ -270,8 +297,8 @@ def run_api_load(
                 "http": http[count],
                 "in_process": local[count],
                 "http_over_in_process_p50": round(http[count]["p50"] / local[count]["p50"], 2),
-                "in_process_over_http_throughput": round(
-                    local[count]["requests_per_s"] / http[count]["requests_per_s"], 2
+                "http_over_in_process_throughput": round(
+                    http[count]["requests_per_s"] / local[count]["requests_per_s"], 2
                 ),
             }
             for count in clients
@@ -313,18 +340,22 @@ def format_api_load(result: dict[str, Any]) -> list[str]:
         f"{ingest['segments']:,} segments, waitress with {result['server_threads']} threads, "
         f"{machine['cpus']} CPUs, load {machine['load_avg_1m']} → {machine['load_avg_1m_end']}",
         f"  ingest through the API: {ingest['segments_per_s']:,} segments/s ({ingest['seconds']} s)",
-        f"  {'clients':>7} {'':10} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'req/s':>8}",
+        f"  {'clients':>7} {'':10} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'req/s':>8} "
+        f"{'CPU ms/call':>12}",
     ]
     for count, row in result["clients"].items():
         for side in ("http", "in_process"):
             figures = row[side]
+            cpu = figures.get("cpu_ms_per_call")
             lines.append(
                 f"  {count:>7} {side.replace('_', '-'):10} {figures['p50']:>8.2f} {figures['p95']:>8.2f} "
-                f"{figures['p99']:>8.2f} {figures['requests_per_s']:>8.1f}"
+                f"{figures['p99']:>8.2f} {figures['requests_per_s']:>8.1f} "
+                f"{'' if cpu is None else f'{cpu:.2f}':>12}"
             )
         lines.append(
-            f"  {count:>7} {'ratio':10} HTTP p50 / in-process p50 = {row['http_over_in_process_p50']:.2f}, "
-            f"in-process req/s / HTTP req/s = {row['in_process_over_http_throughput']:.2f}"
+            f"  {count:>7} {'ratio':10} HTTP p50 - in-process p50 = "
+            f"{row['http']['p50'] - row['in_process']['p50']:.2f} ms, "
+            f"HTTP req/s / in-process req/s = {row['http_over_in_process_throughput']:.2f}"
         )
     if "profile" in result:
         lines.extend(format_profile(result["profile"]))

@@ -3,8 +3,9 @@
 A failed write tells waitress that the client of a streamed answer is gone, and closing the
 response's iterator then closes the chat model's stream. Nothing is written while a reasoning
 model thinks before its first word (minutes of tokens, paid for), so ``zhiku serve`` also keeps
-reading each connection while its request runs (waitress's ``channel_request_lookahead``), which
-lets it see the connection end, and the answer runs under a
+reading the connection of a request that asks about its client (waitress's
+``channel_request_lookahead``, see :mod:`zhiku.api.watched_channel`), which lets it see the
+connection end, and the answer runs under a
 :class:`~zhiku.core.cancellation.CancelToken` that asks it: the chat model's stream reaches a
 :func:`~zhiku.core.cancellation.checkpoint` at every line the model sends (a reasoning delta, a
 keep-alive comment), and stops there.

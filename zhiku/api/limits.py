@@ -33,6 +33,7 @@ from flask.typing import ResponseReturnValue
 from flask_limiter import Limiter
 
 from zhiku.api.errors import ADDRESS_SCOPE, ApiError
+from zhiku.api.limit_storage import SCHEME
 from zhiku.core.config import Settings
 from zhiku.core.document_status import IN_PROGRESS, DocumentStatus
 from zhiku.knowledge_base.indexing.document_states import DocumentStates
@@ -101,8 +102,8 @@ def bearer_digest() -> str | None:
 
 
 class RateLimits:
-    """The app's Flask-Limiter (in-memory counters: one server process) and the limit of each
-    route class from the settings."""
+    """The app's Flask-Limiter (in-memory counters: one server process, see
+    :mod:`zhiku.api.limit_storage`) and the limit of each route class from the settings."""
 
     def __init__(self, app: Flask, settings: Settings) -> None:
         self.per_minute: dict[RouteClass, int] = {
@@ -116,7 +117,7 @@ class RateLimits:
         self.limiter = Limiter(
             self.caller_key,
             app=app,
-            storage_uri="memory://",
+            storage_uri=f"{SCHEME}://",
             headers_enabled=True,
             strategy="moving-window",
         )

@@ -113,6 +113,11 @@ class LocalServer:
         return "".join(self._lines)
 
     @property
+    def pid(self) -> int | None:
+        """The server's process id while it runs (to read its CPU time)."""
+        return self._process.pid if self._process is not None else None
+
+    @property
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.key}"}
 

@@ -17,14 +17,15 @@ from waitress.server import BaseWSGIServer, MultiSocketServer
 
 from zhiku.api.app import create_app
 from zhiku.api.context import EXTENSION, ApiContext
-from zhiku.api.server_errors import use_json_errors
+from zhiku.api.watched_channel import WatchedChannel
 from zhiku.core.config import Settings
 from zhiku.core.server_file import remove_server_file, write_server_file
 
 #: Seconds the workers get to finish running documents when the server stops.
 STOP_GRACE_SECONDS = 10.0
 #: Requests waitress reads ahead on a connection while one runs: reading on is how it sees the
-#: client leave while a streamed answer writes nothing yet (see :mod:`zhiku.api.client_gone`).
+#: client leave while a streamed answer writes nothing yet (see :mod:`zhiku.api.client_gone`);
+#: it reads on only for a request that asks (see :mod:`zhiku.api.watched_channel`).
 REQUEST_LOOKAHEAD = 1
 
 
@@ -38,9 +39,10 @@ def create_server(
     """The waitress server of ``app``, bound, with the connection limit, idle timeout and
     threads of ``settings`` (``threads`` overrides the setting). Waitress checks idle
     connections every ``cleanup_interval`` seconds: at most the timeout, so it holds. It reads
-    ahead on a busy connection, which tells a streamed answer that its client has left."""
+    ahead on a connection whose request watches its client (a streamed answer), which tells it
+    that the client has left, and answers its own errors in JSON."""
     timeout = settings.api_channel_timeout
-    return waitress.create_server(
+    server = waitress.create_server(
         app,
         host=host,
         port=port,
@@ -51,6 +53,11 @@ def create_server(
         channel_request_lookahead=REQUEST_LOOKAHEAD,
         ident="zhiku",
     )
+    listeners = [server] if isinstance(server, BaseWSGIServer) else list(server.map.values())
+    for listener in listeners:
+        if isinstance(listener, BaseWSGIServer):
+            listener.channel_class = WatchedChannel
+    return server
 
 
 def serve(
@@ -70,7 +77,6 @@ def serve(
     app = create_app(settings)
     context: ApiContext = app.extensions[EXTENSION]
     server = create_server(app, settings, host=host, port=port, threads=threads)
-    use_json_errors(server)
     previous = signal.signal(signal.SIGTERM, _interrupt)
     bound_host, bound_port = server.effective_host, server.effective_port  # type: ignore[union-attr]
     url = f"http://{bound_host}:{bound_port}/v1"

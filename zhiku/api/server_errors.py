@@ -5,7 +5,6 @@ text: clients parse one shape."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from waitress.channel import HTTPChannel
 from waitress.task import ErrorTask
@@ -29,8 +28,3 @@ class JsonErrorTask(ErrorTask):  # type: ignore[misc]
 
 class JsonErrorChannel(HTTPChannel):  # type: ignore[misc]
     error_task_class = JsonErrorTask
-
-
-def use_json_errors(server: Any) -> None:
-    """Make ``server`` (from ``waitress.create_server``) answer its own errors in JSON."""
-    server.channel_class = JsonErrorChannel
