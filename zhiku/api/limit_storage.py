@@ -40,8 +40,14 @@ class SweptMemoryStorage(MemoryStorage):
         """The base class starts its timer thread here, on every hit; the sweeper does its work."""
 
     def sweep(self) -> None:
-        """Forget the counts whose time is up."""
+        """Forget the counts whose time is up, and the keys left with none (the base class keeps
+        an empty list per key: one per client address ever seen, without bound)."""
         self._MemoryStorage__expire_events()  # type: ignore[attr-defined]
+        for key in list(self.events):
+            with self.locks[key]:
+                if not self.events.get(key):
+                    self.events.pop(key, None)
+            self.locks.pop(key, None)
 
 
 def _sweep_while_used(storage_ref: weakref.ref[SweptMemoryStorage]) -> None:
