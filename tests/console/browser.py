@@ -135,6 +135,14 @@ class Pages:
         self.find(css).click()
         self.check()
 
+    def submit(self, css: str) -> None:
+        """Click a button that sends its form the classic way, and wait for the page it loads: a
+        page opened before that load ends is replaced by it."""
+        page = self.driver.find_element(By.TAG_NAME, "html")
+        self.find(css).click()
+        self.until(lambda: _gone(page))
+        self.check()
+
     def create_dataset(self, name: str) -> str:
         """A new dataset made with the form on the datasets page; its id (the page is its documents)."""
         self.open("/datasets")
@@ -166,3 +174,12 @@ class Pages:
 
     def document_count(self) -> int:
         return int(self.driver.execute_script("return document.querySelectorAll('tr.doc').length"))
+
+
+def _gone(element: Any) -> bool:
+    """Whether ``element`` left the page (its document was replaced)."""
+    try:
+        element.tag_name  # noqa: B018 - any read tells
+    except StaleElementReferenceException:
+        return True
+    return False

@@ -113,7 +113,7 @@ def test_a_document_page_shows_what_it_is_and_adds_and_deletes_segments(pages: P
     pages.open(f"/datasets/{dataset_id}/settings")
     pages.find("#add-field input[name='name']").send_keys("year")
     pages.find("#add-field select[name='type']").send_keys("number")
-    pages.click("#add-field button")
+    pages.submit("#add-field button")
     pages.open(f"/datasets/{dataset_id}")
     pages.upload(_file(tmp_path, "green.txt", GREEN))
     pages.until(lambda: _completed(pages, {"green.txt"}))
@@ -228,7 +228,7 @@ def test_preview_chunks_shows_the_segments_a_file_would_make_and_indexes_nothing
         overlap = pages.find("input[name='chunk_overlap']")
         overlap.clear()
         overlap.send_keys("0")
-        pages.click("#save")
+        pages.submit("#save")
         pages.open(f"/datasets/{dataset_id}")
         text = "\n\n".join(
             f"Paragraph {n}: " + "the tea leaves are picked and withered " * 3 for n in range(4)
