@@ -4,6 +4,7 @@ the query plans that keep a page of a 10,000-document dataset from sorting all o
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import text
 
 from zhiku.core.documents import Chunk
@@ -61,6 +62,8 @@ def test_a_page_of_segments_is_in_document_order_with_the_right_counts(kb: Knowl
 def test_a_page_is_found_from_the_ordering_indexes_alone(kb: KnowledgeBase) -> None:
     dataset_id, _ids = _fill(kb)
     with kb.sessions() as session:
+        if session.get_bind().dialect.name != "sqlite":
+            pytest.skip("the plan below is SQLite's wording")
         plan = " | ".join(
             str(row[-1])
             for row in session.execute(
