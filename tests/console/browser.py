@@ -135,6 +135,15 @@ class Pages:
         self.find(css).click()
         self.check()
 
+    def use_language(self, lang: str) -> None:
+        """The console in ``lang`` (``en`` or ``zh``), switched on the datasets page and waited
+        for: a page opened while the switch's own navigation is pending would be replaced by it."""
+        self.open("/datasets")
+        wanted = "zh-CN" if lang.startswith("zh") else "en"
+        if self.driver.execute_script("return document.documentElement.lang") != wanted:
+            self.click("#switch-language")
+            self.until(lambda: self.driver.execute_script("return document.documentElement.lang") == wanted)
+
     def submit(self, css: str) -> None:
         """Click a button that sends its form the classic way, and wait for the page it loads: a
         page opened before that load ends is replaced by it."""

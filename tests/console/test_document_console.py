@@ -56,12 +56,6 @@ def _confirm(pages: Pages) -> None:
     pages.driver.switch_to.alert.accept()
 
 
-def _language(pages: Pages, lang: str) -> None:
-    pages.open("/datasets")
-    wanted = "zh-CN" if lang == "zh" else "en"
-    if pages.driver.execute_script("return document.documentElement.lang") != wanted:
-        pages.click("#switch-language")
-        pages.until(lambda: pages.driver.execute_script("return document.documentElement.lang") == wanted)
 
 
 @pytest.mark.parametrize(
@@ -74,7 +68,7 @@ def _language(pages: Pages, lang: str) -> None:
 def test_broken_files_are_refused_beside_their_names_and_the_good_ones_index(
     pages: Pages, tmp_path: Path, lang: str, reasons: tuple[str, str, str]
 ) -> None:
-    _language(pages, lang)
+    pages.use_language(lang)
     try:
         pages.create_dataset(f"broken files {lang}")
         files = [
@@ -105,7 +99,7 @@ def test_broken_files_are_refused_beside_their_names_and_the_good_ones_index(
         )
         assert sorted(words) == sorted([str(len(GREEN)), str(len(OOLONG))])
     finally:
-        _language(pages, "en")
+        pages.use_language("en")
 
 
 def test_a_document_page_shows_what_it_is_and_adds_and_deletes_segments(pages: Pages, tmp_path: Path) -> None:
@@ -218,7 +212,7 @@ def test_batch_actions_on_ticked_documents_from_the_keyboard(pages: Pages, tmp_p
 def test_preview_chunks_shows_the_segments_a_file_would_make_and_indexes_nothing(
     pages: Pages, tmp_path: Path, lang: str, title: str
 ) -> None:
-    _language(pages, lang)
+    pages.use_language(lang)
     try:
         dataset_id = pages.create_dataset(f"preview {lang}")
         pages.open(f"/datasets/{dataset_id}/settings")
@@ -243,7 +237,7 @@ def test_preview_chunks_shows_the_segments_a_file_would_make_and_indexes_nothing
         pages.driver.refresh()
         assert pages.find("#document-total").text == "0"  # nothing indexed
     finally:
-        _language(pages, "en")
+        pages.use_language("en")
 
 
 def _tab_to(pages: Pages, css: str, limit: int = 80) -> None:

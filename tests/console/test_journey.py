@@ -35,13 +35,6 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
         yield driver
 
 
-def _language(pages: Pages, lang: str) -> None:
-    """The console in ``lang``, waited for: the next page load must not race the switch."""
-    pages.open("/datasets")
-    wanted = "zh-CN" if lang == "zh" else "en"
-    if pages.driver.execute_script("return document.documentElement.lang") != wanted:
-        pages.click("#switch-language")
-        pages.until(lambda: pages.driver.execute_script("return document.documentElement.lang") == wanted)
 
 
 def _confirm(pages: Pages) -> None:
@@ -72,7 +65,7 @@ def test_a_whole_journey_from_an_empty_dataset_to_a_reopened_conversation(
     server: LocalServer, browser: WebDriver, tmp_path: Path, lang: str
 ) -> None:
     pages = Pages.signed_in(browser, server)
-    _language(pages, lang)
+    pages.use_language(lang)
     try:
         # create, with a metadata field
         pages.find("#dataset-name").send_keys(f"journey {lang}")
@@ -162,4 +155,4 @@ def test_a_whole_journey_from_an_empty_dataset_to_a_reopened_conversation(
         )
         pages.shot(f"journey-{lang}-chat")
     finally:
-        _language(pages, "en")
+        pages.use_language("en")

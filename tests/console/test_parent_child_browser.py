@@ -31,12 +31,6 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
         yield driver
 
 
-def _language(pages: Pages, lang: str) -> None:
-    pages.open("/datasets")
-    wanted = "zh-CN" if lang == "zh" else "en"
-    if pages.driver.execute_script("return document.documentElement.lang") != wanted:
-        pages.click("#switch-language")
-        pages.until(lambda: pages.driver.execute_script("return document.documentElement.lang") == wanted)
 
 
 @pytest.mark.parametrize(
@@ -47,7 +41,7 @@ def test_parent_child_is_chosen_set_and_its_matched_children_shown(
     server: LocalServer, browser: WebDriver, tmp_path: Path, lang: str, parent: str, matched: str
 ) -> None:
     pages = Pages.signed_in(browser, server)
-    _language(pages, lang)
+    pages.use_language(lang)
     problems: dict[str, list[str]] = {}
     try:
         pages.find("#dataset-name").send_keys(f"parents {lang}")
@@ -89,5 +83,5 @@ def test_parent_child_is_chosen_set_and_its_matched_children_shown(
         if found := _problems(pages):
             problems["hit testing"] = found
     finally:
-        _language(pages, "en")
+        pages.use_language("en")
     assert not problems, "\n".join(f"{page}:\n  " + "\n  ".join(found) for page, found in problems.items())

@@ -40,10 +40,6 @@ def _api_status(server: LocalServer, secret: str) -> int:
         return exc.code
 
 
-def _language(pages: Pages, lang: str) -> None:
-    if pages.driver.execute_script("return document.documentElement.lang") != lang:
-        pages.click("#switch-language")
-        pages.until(lambda: pages.driver.execute_script("return document.documentElement.lang") == lang)
 
 
 def _all_completed(pages: Pages, count: int) -> bool:
@@ -87,13 +83,13 @@ def test_a_key_is_made_copied_used_and_revoked(server: LocalServer, browser: Web
     pages.until(lambda: pages.find_all("#revoked"))
     assert _api_status(server, secret) == 401  # at once
 
-    _language(pages, "zh-CN")
+    pages.use_language("zh-CN")
     pages.open("/api-access")
     assert pages.find("h1").text == "API 访问"
     revoked = [r for r in pages.find_all("#keys tr.revoked") if "tea app" in r.text]
     assert revoked and "已撤销" in revoked[0].text
     pages.shot("api-access-zh")
-    _language(pages, "en")
+    pages.use_language("en")
 
 
 def test_a_refused_field_shows_its_message_beside_it_as_typed(
@@ -103,7 +99,7 @@ def test_a_refused_field_shows_its_message_beside_it_as_typed(
     pages.create_dataset("taken name")
     for lang, message in (("en", "this name is taken"), ("zh-CN", "这个名称已被使用")):
         pages.open("/datasets")
-        _language(pages, lang)
+        pages.use_language(lang)
         pages.find("#dataset-name").send_keys("taken name")
         pages.find("textarea[name='description']").send_keys("<script>window.bad = 1</script>")
         pages.click("#create")
@@ -119,7 +115,7 @@ def test_a_refused_field_shows_its_message_beside_it_as_typed(
         )
         assert pages.driver.execute_script("return window.bad") is None
         pages.shot(f"refused-{lang}")
-    _language(pages, "en")
+    pages.use_language("en")
 
 
 def test_a_recent_query_runs_again_with_its_method_after_a_restart(
