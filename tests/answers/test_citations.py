@@ -111,3 +111,15 @@ def test_text_that_cannot_be_a_marker_is_not_held_back() -> None:
     assert citations.feed("see the notes) ") == "(see the notes) "
     assert citations.feed("[1") == ""
     assert citations.feed("] done") == "[1] done"
+
+
+def test_a_marker_after_the_full_stop_cites_the_sentence_before_it() -> None:
+    """Models often cite after the punctuation; repair must not add a second marker inside."""
+    for text in (f"{LEAVE}[1]", f"{LEAVE} [1] Thanks!", "The Shanghai office opens at 9am on weekdays. [2]"):
+        assert repair(text, sources()) == (text, set())
+
+
+def test_a_sentence_opening_with_the_previous_ones_marker_is_still_repaired() -> None:
+    text, added = repair("年假有多少？[1]The Shanghai office opens at 9am on weekdays.", sources())
+    assert text == "年假有多少？[1]The Shanghai office opens at 9am on weekdays[2]."
+    assert added == {2}

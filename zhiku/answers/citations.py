@@ -32,6 +32,8 @@ _SHAPES = [
 ]
 _MARKER = re.compile(r"\[(\d{1,3})\]")
 _LAST_MARKER = re.compile(r"\[\d{1,3}\]\Z")
+_LEADING_MARKERS = re.compile(r"\A(?:\s*\[\d{1,3}\])+")
+_TRAILING_MARKER = re.compile(r"[ \t]*\[\d{1,3}\]")
 #: What may open a citation, and what may follow it before it closes: every prefix of a shape
 #: above matches (wider is harmless: it only holds text back until the next character decides).
 _OPENING = re.compile(r"[\[【［(（]")
@@ -78,7 +80,11 @@ def repair(text: str, sources: Sequence[Source]) -> tuple[str, set[int]]:
     out: list[str] = []
     cursor = 0
     for sentence in split_sentences(text):
-        if _MARKER.search(sentence.text):
+        # a marker written after the full stop ("…24个月。[1]") opens the next piece of text but
+        # cites this sentence; a sentence's own leading markers belong to the one before it
+        if _MARKER.search(_LEADING_MARKERS.sub("", sentence.text)) or _TRAILING_MARKER.match(
+            text, sentence.end
+        ):
             continue
         own = _features(sentence.text)
         if len(own) < MIN_REPAIR_FEATURES:
