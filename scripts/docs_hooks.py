@@ -1,4 +1,5 @@
-"""MkDocs hook: renders the generated reference pages while the site builds.
+"""MkDocs hook: renders the generated reference pages while the site builds, and fails the
+build if the built site would fetch anything from another site.
 
 A page asks for a generated part with a line ``<!-- reference: NAME -->`` (``cli``,
 ``http-api``, ``settings``); the hook replaces it with the Markdown made from the code by
@@ -9,9 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from docs_reference import cli, http_api, settings  # beside this file: MkDocs imports it from here
+from docs_reference import cli, http_api, offline, settings  # beside this file: MkDocs imports it from here
+from mkdocs.exceptions import PluginError
 
 _MARKER = re.compile(r"^<!-- reference: ([a-z-]+) -->$", re.M)
 
@@ -37,3 +40,10 @@ def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
         return renderer()
 
     return _MARKER.sub(replace, markdown)
+
+
+def on_post_build(config: Any, **_: Any) -> None:
+    remote = offline.remote_fetches(Path(config["site_dir"]))
+    if remote:
+        listed = "\n".join(remote)
+        raise PluginError(f"the site would fetch from other sites (it must work offline):\n{listed}")
