@@ -80,7 +80,9 @@ def render() -> str:
     from zhiku.core import config
     from zhiku.core.config import Settings
 
-    lines = [escape_text(inspect.cleandoc(config.__doc__ or "")), "", _ENVIRONMENT, ""]
+    # the module's docstring past its summary line: the precedence of the sources
+    precedence = inspect.cleandoc(config.__doc__ or "").split("\n\n", 1)[-1]
+    lines = [escape_text(precedence), "", _ENVIRONMENT, ""]
     fields = Settings.model_fields
     current = None
     for setting in settings():

@@ -85,7 +85,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
 
 def served_routes(app: Flask) -> set[str]:
     """``METHOD /v1/path`` of every API rule Flask routes (OpenAPI's ``{name}`` for ``<name>``)."""
-    routes = set()
+    routes: set[str] = set()
     for rule in app.url_map.iter_rules():
         if rule.rule.startswith("/v1/"):
             path = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule)
