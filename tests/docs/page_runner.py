@@ -28,6 +28,7 @@ from tests.docs.services import BIN, DOCS_CHAT_MODEL, DOCS_KEY, DOCS_SERVER, Cha
 from zhiku.core.config import Settings
 
 BLOCK_TIMEOUT_S = 300.0
+SERVER_LOG_LINES = 40
 DEMO_CORPUS = Path(zhiku.__file__).parent / "demo" / "corpus"
 WORKER = Path(__file__).with_name("python_worker.py")
 
@@ -62,7 +63,17 @@ class Page:
             if block.problems:
                 raise ExampleFailed(f"{block.where}: " + "; ".join(block.problems))
             if block.runs:
-                self._run(block)
+                try:
+                    self._run(block)
+                except ExampleFailed as failed:
+                    raise ExampleFailed(str(failed) + self._server_log(block)) from None
+
+    def _server_log(self, block: Block) -> str:
+        """The end of the server's log, for a failed ``server`` block."""
+        if "server" not in block.markers or self._server is None:
+            return ""
+        lines = self._server.log.read_text(errors="replace").splitlines()[-SERVER_LOG_LINES:]
+        return "\n--- the end of zhiku serve's log ---\n" + "\n".join(lines)
 
     def close(self) -> None:
         for running in (self._python, self._server, self._chat):

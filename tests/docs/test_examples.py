@@ -19,4 +19,7 @@ def test_examples_run(page: Path, tmp_path: Path) -> None:
         try:
             run.run()
         except ExampleFailed as failed:
-            pytest.fail(str(failed), pytrace=False)  # the block's place and output say it all
+            message = str(failed)
+        else:
+            return
+    pytest.fail(message, pytrace=False)  # the block's place and output say it all

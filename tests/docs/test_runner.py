@@ -111,3 +111,9 @@ def test_chat_model_blocks_get_a_model_answering_from_its_sources(tmp_path: Path
 def test_chat_model_blocks_answer_from_a_knowledge_base(tmp_path: Path) -> None:
     run("ask.md", tmp_path)
     assert "[1]" in (tmp_path / "python-output.log").read_text()
+
+
+def test_a_failing_server_block_shows_the_servers_log(tmp_path: Path) -> None:
+    message = failure("server_error.md", tmp_path)
+    assert "server_error.md:4: python block raised" in message
+    assert "zhiku API on http://127.0.0.1:" in message.split("the end of zhiku serve's log")[1]
