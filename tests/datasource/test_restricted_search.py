@@ -4,13 +4,15 @@ points, the ACORN walk above (see ``zhiku/datasource/vector/restricted.py``)."""
 from __future__ import annotations
 
 import uuid
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
 
 from zhiku.core.scope import DocumentScope
-from zhiku.datasource.points.collection import PointCollection
+from zhiku.datasource.points.collection import PointCollection, VectorSpec
+from zhiku.datasource.points.qdrant import ClientCollection
 from zhiku.datasource.vector.base import VectorRecord
 from zhiku.datasource.vector.dense import DenseVectorStore
 from zhiku.datasource.vector.edge import EdgeVectorStore
@@ -158,3 +160,38 @@ def test_edge_count_estimates_the_admitted_points(graph_store: Any) -> None:
     scope = DocumentScope(frozenset(documents[:400]))  # 40 documents, 400 points
     assert store._collection.admitted(scope) == pytest.approx(400, rel=0.5)
     assert store._collection.admitted(None) == pytest.approx(POINTS, rel=0.1)
+
+
+class RecordingClient:
+    """Stands for a Qdrant server's client: keeps what a count and a search sent."""
+
+    def __init__(self) -> None:
+        self.sent: dict[str, Any] = {}
+
+    def count(self, collection: str, **options: Any) -> Any:
+        self.sent["count"] = options
+        return SimpleNamespace(count=1234)
+
+    def query_points(self, collection: str, **options: Any) -> Any:
+        self.sent["search"] = options
+        return SimpleNamespace(points=[])
+
+
+def test_a_server_gets_the_estimate_and_the_acorn_walk_asked_for() -> None:
+    collection = ClientCollection(":memory:", "segments", VectorSpec("dense", DIM))
+    memory = collection._client
+    client = RecordingClient()
+    collection._client, collection.local = client, False  # type: ignore[assignment]
+    try:
+        scope = DocumentScope(frozenset({str(uuid.UUID(int=5))}))
+        assert collection.admitted(scope) == 1234
+        assert client.sent["count"]["exact"] is False
+        assert client.sent["count"]["count_filter"].must[1].match.any == sorted(scope.ids)
+        collection.search([1.0] * DIM, 10, hnsw_ef=256, acorn=True, scope=scope)
+        params = client.sent["search"]["search_params"]
+        assert params.acorn.enable and params.hnsw_ef == 256 and not params.exact
+        collection.search([1.0] * DIM, 10, exact=True, scope=scope)
+        assert client.sent["search"]["search_params"].acorn is None
+    finally:
+        collection._client, collection.local = memory, True
+        collection.close()
