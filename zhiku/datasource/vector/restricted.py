@@ -7,13 +7,15 @@ at 1M often one point. So a restricted search first asks how many points the sco
 (Qdrant's cardinality estimate from the payload indexes, no scan) and then:
 
 - up to :data:`EXACT_SEARCH_MAX` admitted points, searches them exactly: Qdrant reads them
-  through the payload index and compares each with the query. The bound is where the exact scan
-  costs about what the ACORN walk costs: on the 100k-segment benchmark shard (384-d synthetic
-  vectors, 60 queries, a busy 2-core machine) the exact search of 10,000 / 30,000 / 50,000
-  admitted points took 12 / 18 / 51 ms p50 against ACORN's 46-72 / 29-38 / 39-75 ms (and the
-  plain walk's recall 0.43 / 0.81 / 0.86); idle, the exact search of all 100k points takes
-  ~14 ms and ACORN at 1M segments ~19 ms. Below the bound exact is no slower and always right;
-  the count is Qdrant's cardinality estimate (0.02-0.3 ms; 9,521 for 10,000 admitted points);
+  through the payload index and compares each with the query. On the 100k-segment benchmark
+  shard (384-d synthetic vectors, 100 candidates as hybrid search asks, CPU time per search on a
+  busy 2-core machine) the exact search of 10,000 admitted points took 1.9 ms, an unfiltered
+  graph search 1.8 ms, the stranded walk 1.0 ms (recall@10 0.43) and ACORN 9.2 ms; the exact
+  search costs about one distance per admitted point, so it stays below ACORN up to some 50,000
+  points, and idle the exact search of 100,000 points (~14 ms) costs what ACORN does at a
+  million segments (~19 ms, recall 0.52 at Qdrant's default beam). The bound is the upper end
+  of that range, so a filter keeping a tenth of a million segments is still searched exactly.
+  The count is Qdrant's cardinality estimate (0.02-0.3 ms; 9,521 for 10,000 admitted points);
 - above it, walks the graph with ACORN (each step also looks at the neighbours' neighbours, so
   the walk crosses refused points) and a beam of at least :data:`ACORN_HNSW_EF` (recall@10 0.93
   at a beam of 128, 0.99 at 256, with 10% of 100k admitted); Qdrant applies ACORN only when the
