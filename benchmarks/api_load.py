@@ -198,28 +198,38 @@ def _in_process(
 
 def _profile(kb: KnowledgeBase, queries: Sequence[str], calls: int = PROFILE_CALLS) -> dict[str, Any]:
     """Median ms of each stage of one retrieve call, run as the view runs it inside a request
-    (the app over ``kb``, a real key); ``count_hits_sync_ms`` is the committed ``UPDATE`` a call
-    made before hit counts were batched, for comparison."""
+    (the app over ``kb``, a real key); between two calls, the in-process side's search of the
+    next query (so a loaded machine weighs on both alike; every query is a new one);
+    ``count_hits_sync_ms`` is the committed ``UPDATE`` a call made before hit counts were
+    batched, for comparison."""
     app = create_app(kb.settings, kb, workers=False)
     ctx: ApiContext = app.extensions[EXTENSION]
     _, secret = ctx.keys.create(name="profile")
-    dataset_id = kb.dataset(DATASET).id
-    path = f"/v1/datasets/{dataset_id}/retrieve"
+    reference = kb.dataset(DATASET)
+    path = f"/v1/datasets/{reference.id}/retrieve"
     seconds: dict[str, list[float]] = {stage: [] for stage in STAGES}
     sync: list[float] = []
+    in_process: list[float] = []
     try:
-        for n in range(WARMUP_REQUESTS + calls):
-            body = {"query": queries[n % len(queries)], "retrieval_model": RETRIEVAL_MODEL}
-            marks = [time.perf_counter()]
+        for n in range(WARMUP_REQUESTS + 2 * calls):
+            query = queries[n % len(queries)]
+            if n % 2:
+                started = time.perf_counter()
+                reference.search(query, top_k=TOP_K, score_threshold=None)
+                if n >= WARMUP_REQUESTS:
+                    in_process.append(time.perf_counter() - started)
+                continue
+            body = {"query": query, "retrieval_model": RETRIEVAL_MODEL}
             with app.test_request_context(
                 path, method="POST", json=body, headers={"Authorization": f"Bearer {secret}"}
             ):
+                marks = [time.perf_counter()]
                 g.zhiku_principal = authenticate(ctx.keys, None)
                 marks.append(time.perf_counter())
                 parsed = _validate(RetrieveBody, _json_body())
                 assert isinstance(parsed, RetrieveBody)
                 marks.append(time.perf_counter())
-                dataset, settings = visible_dataset_with_settings(dataset_id)
+                dataset, settings = visible_dataset_with_settings(reference.id)
                 hits = dataset.search_with(
                     parsed.query, parse_retrieval(parsed.retrieval_model or {}, settings.retrieval)
                 )
@@ -243,6 +253,7 @@ def _profile(kb: KnowledgeBase, queries: Sequence[str], calls: int = PROFILE_CAL
     median = {stage: round(float(np.median(values)) * 1000.0, 3) for stage, values in seconds.items()}
     return {
         "stages_ms": median,
+        "in_process_search_ms": round(float(np.median(in_process)) * 1000.0, 3),
         "count_hits_sync_ms": round(float(np.median(sync)) * 1000.0, 3),
         "records_per_call": len(built),
     }
@@ -268,7 +279,8 @@ def run_api_load(
         Path(home).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="zhiku-api-load-", dir=home) as tmp:
         work = Path(tmp)
-        corpus = build_corpus(segments, max(requests, 200))
+        # new queries for every call of the profile (and its in-process searches between them)
+        corpus = build_corpus(segments, max(requests, WARMUP_REQUESTS + 2 * PROFILE_CALLS))
         files = write_corpus(corpus.texts, work / "corpus")
         env = {"ZHIKU_EMBEDDING_MODEL": embedding_model}
         result: dict[str, Any] = {
@@ -341,6 +353,10 @@ def format_profile(profile: dict[str, Any]) -> list[str]:
     ]
     for name, ms in rows:
         lines.append(f"    {name:40} {ms:>7.3f}  {100.0 * ms / total:>5.1f} %")
+    if "in_process_search_ms" in profile:
+        lines.append(
+            f"    {'(in process: dataset.search, between)':40} {profile['in_process_search_ms']:>7.3f}"
+        )
     lines.append(f"    {'(hit counts as a synchronous UPDATE)':40} {profile['count_hits_sync_ms']:>7.3f}")
     return lines
 
