@@ -64,6 +64,8 @@ class ParseBudget:
     max_mb: float = 256.0
     max_elements: int = MAX_ELEMENTS
     max_cells: int = MAX_CELLS
+    #: parse in a child process killed when the work stops (:mod:`zhiku.extractors.parse_process`)
+    isolated: bool = False
 
     @property
     def max_bytes(self) -> int:
@@ -98,9 +100,12 @@ def parsing(name: str, fmt: str) -> Iterator[ParseBudget]:
         with time_budget(budget.seconds):
             yield budget
     except OverBudget:
-        spent = time.monotonic() - started
-        why = f"stopped after {spent:.0f} s; the limit is {budget.seconds:g} s, setting parse_time_limit"
-        raise TooCostly(name, fmt, why) from None
+        raise TooCostly(name, fmt, too_slow(time.monotonic() - started, budget.seconds or 0)) from None
+
+
+def too_slow(spent: float, seconds: float) -> str:
+    """Why a parse past its time limit was stopped, for :class:`TooCostly`."""
+    return f"stopped after {spent:.0f} s; the limit is {seconds:g} s, setting parse_time_limit"
 
 
 def check_elements(data: bytes, name: str, fmt: str, budget: ParseBudget) -> None:
