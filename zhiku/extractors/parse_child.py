@@ -34,8 +34,9 @@ PR_SET_PDEATHSIG = 1
 #: Address space a parse may add over the child's size at the request, in multiples of the
 #: budget's ``max_mb`` (its estimates are of the parsed tree, not of every copy made of it) ...
 ADDRESS_SPACE_FACTOR = 4
-#: ... plus this many megabytes (allocator arenas, a library's buffers).
-ADDRESS_SPACE_MARGIN_MB = 512
+#: ... plus this many megabytes: a parser library imported by the request maps its own (PPTX's
+#: ``unstructured`` brings torch: some 850 MB of address space, most of it never resident).
+ADDRESS_SPACE_MARGIN_MB = 1024
 
 Answer = tuple[str, Any]
 

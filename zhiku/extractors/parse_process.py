@@ -41,6 +41,7 @@ import time
 from collections.abc import Iterable
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import NoReturn
 
 from zhiku.core.cancellation import CancelToken, current_token
 from zhiku.core.documents import Document
@@ -56,9 +57,10 @@ POLL_SECONDS = 0.05
 KILL_GRACE_SECONDS = 1.0
 
 
-#: What the child runs: this process's ``sys.path`` first (a checkout put on it by a script
-#: is imported by the child too), then :func:`~zhiku.extractors.parse_child.main`.
-_BOOT = "import sys; sys.path[:0] = sys.argv[3:]; from zhiku.extractors.parse_child import main; main()"
+#: What the child runs (``python -I``: no environment, no current directory on its path) with
+#: this process's ``sys.path``, so it imports the same modules (a checkout a script put first),
+#: then :func:`~zhiku.extractors.parse_child.main`.
+_BOOT = "import sys; sys.path[:] = sys.argv[3:]; from zhiku.extractors.parse_child import main; main()"
 
 
 class ParseChild:
@@ -69,7 +71,7 @@ class ParseChild:
         with theirs:
             fd = theirs.fileno()
             self.process = subprocess.Popen(
-                [sys.executable, "-c", _BOOT, str(fd), str(os.getpid()), *sys.path],
+                [sys.executable, "-I", "-c", _BOOT, str(fd), str(os.getpid()), *sys.path],
                 pass_fds=(fd,),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -86,7 +88,10 @@ class ParseChild:
         """The file's documents, parsed in this child; raises what the parse raised, or stops
         the work (killing the child) as described in the module docstring."""
         started = time.monotonic()
-        self._conn.send((source, name, budget))
+        try:
+            self._conn.send((source, name, budget))
+        except OSError:  # it died before it read the request
+            self._died(name, token)
         limit = budget.seconds + KILL_GRACE_SECONDS if budget.seconds is not None else None
         while not self._conn.poll(POLL_SECONDS):
             try:
@@ -101,15 +106,19 @@ class ParseChild:
         try:
             status, payload = self._conn.recv()
         except (EOFError, OSError):
-            self.kill()
-            if token is not None:
-                token.check()  # killed because the work is stopping: stop, not an error
-            why = f"the parsing process ended unexpectedly ({self._ending()})"
-            raise ExtractionError(name, why) from None
+            self._died(name, token)
         if status == "ok":
             documents: list[Document] = payload
             return documents
         raise unpack_error(payload)
+
+    def _died(self, name: str, token: CancelToken | None) -> NoReturn:
+        """The child ended during a request: the work stops if it was stopping (the workers'
+        stop kills children), else the file fails with the way the child ended."""
+        self.kill()
+        if token is not None:
+            token.check()
+        raise ExtractionError(name, f"the parsing process ended unexpectedly ({self._ending()})")
 
     def kill(self) -> None:
         """SIGKILL the child and reap it (at once: a killed process ends without delay)."""
