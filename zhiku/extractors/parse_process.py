@@ -31,6 +31,7 @@ a spawned child: with one of them registered, parsing stays in-process.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import signal
 import socket
@@ -55,6 +56,8 @@ POLL_SECONDS = 0.05
 #: Seconds past the parse time limit before the child is killed: a parse with checkpoints stops
 #: itself first, with the same message.
 KILL_GRACE_SECONDS = 1.0
+#: Seconds :func:`stop_children` waits for a killed child to be reaped.
+KILL_WAIT_SECONDS = 5.0
 
 
 #: What the child runs (``python -I``: no environment, no current directory on its path) with
@@ -190,7 +193,10 @@ def stop_children(threads: Iterable[int | None] | None = None) -> None:
         idents = list(_children) if threads is None else [i for i in threads if i in _children]
         chosen = [_children.pop(ident) for ident in idents if ident is not None]
     for child in chosen:
-        child.process.kill()  # its thread reaps it, and closes the pipe
+        child.process.kill()
+        # Popen's wait is safe beside its thread's own; past the wait, whoever waits next reaps it
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.process.wait(KILL_WAIT_SECONDS)
 
 
 atexit.register(stop_children)
