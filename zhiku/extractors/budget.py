@@ -16,7 +16,10 @@ elements, each a Python object. Every parse therefore runs on a budget (settings
   gigabyte; python-docx and python-pptx wrap each paragraph, run and shape they visit), the
   elements an extractor produces from them (:class:`ElementCounter`: a presentation may list one
   slide a hundred thousand times), and the cells of a spreadsheet (``parse_max_cells``, counted
-  by the spreadsheet extractors).
+  by the spreadsheet extractors);
+- where: with ``isolated`` (setting ``parse_in_child_process``) in a child process, killed past
+  the time limit or when the work is cancelled, even inside a library's single long call
+  (:mod:`zhiku.extractors.parse_process`); its address space is capped too.
 """
 
 from __future__ import annotations

@@ -68,12 +68,12 @@ def _answer(source: Path | bytes, name: str, budget: ParseBudget) -> tuple[Answe
         return ("ok", documents), True
     except MemoryError:
         why = f"out of memory: over {ADDRESS_SPACE_FACTOR} × {budget.max_mb:g} MB, setting parse_max_mb"
-        return ("error", pack_error(TooCostly(name, _format(source, name), why))), False
+        return ("error", pack_error(TooCostly(name, format_of(source, name), why))), False
     except Exception as exc:  # noqa: BLE001 - every failure goes back to the parent, which decides
         return ("error", pack_error(exc)), True
 
 
-def _format(source: Path | bytes, name: str) -> str:
+def format_of(source: Path | bytes, name: str) -> str:
     """The file's format for a message (its suffix when its head cannot be read)."""
     try:
         head = source[: 64 * 1024] if isinstance(source, bytes) else _head(Path(source))

@@ -49,7 +49,7 @@ from zhiku.core.documents import Document
 from zhiku.core.errors import ExtractionError
 from zhiku.extractors.budget import ParseBudget, TooCostly, current_budget, too_slow
 from zhiku.extractors.dispatch import extract, only_builtin_or_installed
-from zhiku.extractors.parse_child import unpack_error
+from zhiku.extractors.parse_child import format_of, unpack_error
 
 #: Seconds between two looks at the cancel token and the clock while the child parses.
 POLL_SECONDS = 0.05
@@ -102,7 +102,7 @@ class ParseChild:
                     token.check()
                 spent = time.monotonic() - started
                 if limit is not None and spent > limit:
-                    raise TooCostly(name, _suffix(name), too_slow(spent, budget.seconds or 0))
+                    raise TooCostly(name, format_of(source, name), too_slow(spent, budget.seconds or 0))
             except BaseException:
                 self.kill()
                 raise
@@ -136,10 +136,6 @@ class ParseChild:
         return f"exit status {code}"
 
 
-def _suffix(name: str) -> str:
-    return Path(name).suffix.lstrip(".") or "file"
-
-
 _local = threading.local()
 _lock = threading.Lock()
 #: the live child of each thread, by thread ident
@@ -163,11 +159,18 @@ def extract_document(source: Path | bytes, name: str) -> list[Document]:
 def _child() -> ParseChild:
     child: ParseChild | None = getattr(_local, "child", None)
     if child is None or not child.alive:
+        _reap_orphans()
         child = ParseChild()
         _local.child = child
         with _lock:
             _children[threading.get_ident()] = child
     return child
+
+
+def _reap_orphans() -> None:
+    """Reap the children of threads that ended (killed with them, not yet waited for)."""
+    living = {thread.ident for thread in threading.enumerate()}
+    stop_children([ident for ident in child_pids() if ident not in living])
 
 
 def _forget(child: ParseChild) -> None:
