@@ -182,6 +182,11 @@ class Settings(BaseModel):
     parse_max_elements: int = Field(500_000, gt=0)
     #: cells a spreadsheet may hold (only the cells present count, not the range it claims)
     parse_max_cells: int = Field(2_000_000, gt=0)
+    #: parse each document in a child process (one per indexing thread, reused), killed at once
+    #: when the document is paused or deleted, the server stops, or ``parse_time_limit`` passes;
+    #: its memory goes back to the system when it ends. False: parse in the indexing thread,
+    #: which stops at the parser's next checkpoint (a library's single long call runs to its end)
+    parse_in_child_process: bool = True
     #: seconds the embedded stores' index build (``optimize``, in a child process) may take; then
     #: it is killed and searches go on with the previous index. None: 600 s plus 15 ms per point,
     #: about ten times a build on one idle core
