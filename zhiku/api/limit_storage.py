@@ -1,9 +1,8 @@
 """The rate limits' in-memory counters without a thread started per request.
 
 The ``limits`` package's memory storage forgets expired counts on a timer thread that lives
-10 ms: every counted request that finds it gone starts a new one, and a thread start waits for
-the new thread to be scheduled — on a busy 2-core machine 0.2 ms at the median, 2 ms one time in
-ten and tens of ms one time in a hundred, all on the request's path. Here one thread, started
+10 ms: every counted request that finds it gone starts a new one, and waits on the request's
+path for it to be scheduled (slowest on a busy machine). Here one thread, started
 with the storage, forgets expired counts every :data:`SWEEP_SECONDS`: between two sweeps a key
 keeps at most its limit of live entries plus those expired since (a moving window refuses a hit
 past its limit, and reads only the live entries), as with the base class's timer.

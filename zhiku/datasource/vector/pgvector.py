@@ -4,9 +4,8 @@ How a search is run, so that a filtered one finds what an exact search finds:
 
 - restricted to a list of documents or to a section: the admitted points are counted first, up
   to ``exact_scan_max``; as few as that, they are scanned exactly (index scans off, so the planner
-  reads them through the ``document_id`` or ``sections`` index and sorts them). On 20,000 384-d
-  points, scanning 10,000 took about as long as the graph walk for them (p50 40 against 37 ms on
-  a busy machine); the walk costs more the larger the table, the scan does not;
+  reads them through the ``document_id`` or ``sections`` index and sorts them): about what the
+  graph walk for them costs, and unlike the walk it does not grow with the table;
 - otherwise (and with more admitted points) the HNSW graph, built by ``optimize``, is searched
   with pgvector's iterative scan in strict order: the graph walk goes on past ``ef_search``
   candidates until ``limit`` admitted points are found, or ``hnsw.max_scan_tuples`` were visited

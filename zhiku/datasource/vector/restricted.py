@@ -1,26 +1,21 @@
 """How a dense search restricted to a scope runs on Qdrant (the embedded shard and a server alike).
 
 Qdrant's filtered HNSW walk follows the graph's links and drops the points the filter refuses; a
-filter that admits few of the points cuts most links, and the walk ends stranded: at 100k
-benchmark segments a filter admitting 10% of them found 19% of the exact top 10, and a 1% filter
-at 1M often one point. So a restricted search first asks how many points the scope admits
-(Qdrant's cardinality estimate from the payload indexes, no scan) and then:
+filter that admits few of the points cuts most links, and the walk ends stranded, missing most
+of the exact top 10. So a restricted search first asks how many points the scope admits
+(Qdrant's cardinality estimate from the payload indexes: no scan, well under a millisecond) and
+then:
 
 - up to :data:`EXACT_SEARCH_MAX` admitted points, searches them exactly: Qdrant reads them
-  through the payload index and compares each with the query. On the 100k-segment benchmark
-  shard (384-d synthetic vectors, 100 candidates as hybrid search asks, CPU time per search on a
-  busy 2-core machine) the exact search of 10,000 admitted points took 1.9 ms, an unfiltered
-  graph search 1.8 ms, the stranded walk 1.0 ms (recall@10 0.43) and ACORN 9.2 ms; the exact
-  search costs about one distance per admitted point, so it stays below ACORN up to some 50,000
-  points, and idle the exact search of 100,000 points (~14 ms) costs what ACORN does at a
-  million segments (~19 ms, recall 0.52 at Qdrant's default beam). The bound is the upper end
-  of that range, so a filter keeping a tenth of a million segments is still searched exactly.
-  The count is Qdrant's cardinality estimate (0.02-0.3 ms; 9,521 for 10,000 admitted points);
+  through the payload index and compares each with the query, about one distance per admitted
+  point, which stays at or below what ACORN costs up to that bound (so a filter keeping a tenth
+  of a million segments is still searched exactly);
 - above it, walks the graph with ACORN (each step also looks at the neighbours' neighbours, so
-  the walk crosses refused points) and a beam of at least :data:`ACORN_HNSW_EF` (recall@10 0.93
-  at a beam of 128, 0.99 at 256, with 10% of 100k admitted); Qdrant applies ACORN only when the
-  estimated share admitted is at most its ``max_selectivity`` (0.4), above which the plain walk
-  finds enough admitted points.
+  the walk crosses refused points) and a beam of at least :data:`ACORN_HNSW_EF`, where recall@10
+  against exact reaches 0.99; Qdrant applies ACORN only when the estimated share admitted is at
+  most its ``max_selectivity`` (0.4), above which the plain walk finds enough admitted points.
+
+The figures behind both bounds are on the documentation's Speed page.
 
 An unrestricted search (or one that only leaves documents out) is not counted and runs as before.
 """
