@@ -83,7 +83,7 @@ class IndexingWorkers:
             token.cancel(STOPPING)
         self.wake()
         deadline = time.monotonic() + timeout
-        optimizer_stopped = self.optimizer.stop(timeout)
+        optimizer_stopped = self.optimizer.stop(timeout)  # its build is killed at once
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
         return optimizer_stopped and not any(thread.is_alive() for thread in self._threads)
