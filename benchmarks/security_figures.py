@@ -1,4 +1,4 @@
-"""The figures of the README's security section, measured against a real ``zhiku serve``:
+"""The security figures (docs/results/speed.md), measured against a real ``zhiku serve``:
 
 - ``held_connections``: retrieve calls per second one ordinary client gets, alone and while
   ``--half-open`` other connections have sent half a request and wait (each holds a waitress

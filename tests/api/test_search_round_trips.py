@@ -13,6 +13,7 @@ from flask import Flask
 from sqlalchemy import Engine, event
 
 from tests.api.conftest import Api, context_of
+from zhiku.core import registry
 
 TEXT = (
     "Green tea is brewed at eighty degrees for two minutes.\n\n"
@@ -90,3 +91,18 @@ def test_a_hit_s_record_is_the_segment_as_stored(app: Flask, api: Api, tea: tupl
         assert {f: segment[f] for f in fields} == {f: stored[segment["id"]][f] for f in fields}
         assert segment["hit_count"] == stored[segment["id"]]["hit_count"] == 1
         assert segment["document"]["name"] == "tea.txt"
+
+
+@pytest.mark.parametrize("retrieval_model", [{"top_k": 3}, {"top_k": 3, "score_threshold_enabled": False}])
+def test_a_retrieve_call_reads_no_plugin_list(
+    api: Api, tea: tuple[str, str], monkeypatch: pytest.MonkeyPatch, retrieval_model: dict[str, Any]
+) -> None:
+    """Its fusion mode is a built-in one: checking it (the body's, then the search's) reads no
+    installed entry points, whose freshness check stats every ``sys.path`` directory."""
+    url = f"/v1/datasets/{tea[0]}/retrieve"
+    assert api.post(url, json={"query": "green tea"}).status_code == 200
+    stats: list[str] = []
+    monkeypatch.setattr(registry, "_mtime_ns", lambda path: stats.append(path) or 0)
+    response = api.post(url, json={"query": "oolong", "retrieval_model": retrieval_model})
+    assert response.status_code == 200, response.json
+    assert stats == []

@@ -80,6 +80,17 @@ def test_retrieve_restricted_to_a_section(api: Api, guide: str) -> None:
     assert len(_retrieve(api, guide).json["records"]) == 3
 
 
+def test_a_dify_shaped_retrieval_model_keeps_its_section(api: Api, guide: str) -> None:
+    """Dify's fields (``reranking_enable``, ``weights``, ...) make the body Dify's shape; zhiku's
+    own fields in it still apply (the section was silently dropped)."""
+    dify = {"reranking_enable": False, "score_threshold_enabled": False, "reorder": True}
+    response = _retrieve(api, guide, section="Guide > Storage", **dify)
+    assert response.status_code == 200, response.json
+    assert [r["segment"]["content"] for r in response.json["records"]] == [
+        "## Storage\n\nStore green tea sealed and cool."
+    ]
+
+
 def test_a_bad_section_is_400_naming_it(api: Api, guide: str) -> None:
     response = _retrieve(api, guide, section="   ")
     assert response.status_code == 400, response.json

@@ -32,3 +32,12 @@ def test_the_store_comparison_reports_each_backend_and_drops_what_it_built(
     engine = create_engine(pgvector_url)
     assert inspect(engine).get_table_names() == []  # the run's tables are dropped
     engine.dispose()
+
+
+def test_the_embedded_stores_alone(tmp_path: Path) -> None:
+    command = ["--home", str(tmp_path / "home"), "bench", "--store", "edge", "--segments", "200"]
+    ran = CliRunner().invoke(main, [*command, "--queries", "6", "--json"])
+    assert ran.exit_code == 0, ran.output
+    result = json.loads(ran.stdout)
+    assert set(result["stores"]) == {"edge"}
+    assert set(result["stores"]["edge"]["filtered_semantic_recall@10"].values()) == {1.0}

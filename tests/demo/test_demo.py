@@ -56,9 +56,10 @@ def test_an_off_topic_question_finds_nothing(demo_kb, question: str) -> None:  #
 
 def test_readme_python_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     text = README.read_text(encoding="utf-8")
-    example = re.search(r"## Python API\n\n```python\n(.*?)```", text, re.S)
-    assert example, "README has no Python API example"
+    example = re.search(r"### In Python\n\n```python\n(.*?)```", text, re.S)
+    assert example, "README has no Python example"
     exec(compile(example.group(1), "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "completed" in out
     assert "## 会员计划" in out.splitlines()[1] and "茶艺课" in out
+    assert out.splitlines()[-1] == "[]"  # the off-topic question finds nothing

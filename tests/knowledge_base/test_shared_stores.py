@@ -46,13 +46,13 @@ def test_a_table_of_another_dimension_is_a_clear_error_naming_both(tmp_path: Pat
             dataset.search("annual leave")
 
 
-def test_the_readme_postgresql_deployment_settings_keep_everything_in_the_database(
+def test_the_guide_postgresql_deployment_settings_keep_everything_in_the_database(
     tmp_path: Path, pgvector_url: str
 ) -> None:
-    """The README's sample ``zhiku.toml`` (its database swapped for the test's): no embedded
-    store, the stores in the metadata database, a knowledge base that ingests and searches."""
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Deploying on PostgreSQL", 1)[1]
+    """The deployment guide's sample ``zhiku.toml`` (its database swapped for the test's): no
+    embedded store, the stores in the metadata database, a knowledge base that ingests and searches."""
+    guide = Path(__file__).parents[2] / "docs" / "how-to" / "postgresql.md"
+    section = guide.read_text(encoding="utf-8")
     values = tomllib.loads(re.search(r"```toml\n(.*?)```", section, re.S).group(1))  # type: ignore[union-attr]
     assert Settings.model_validate({**values, "home": tmp_path}).embedded_stores is False
     values["database_url"] = pgvector_url

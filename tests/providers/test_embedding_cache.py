@@ -15,6 +15,7 @@ from zhiku.providers.embedding import (
     ProgressCallback,
 )
 from zhiku.providers.embedding.cache import QUERY_CACHE_SIZE
+from zhiku.retrieval.channels import SemanticChannel
 
 
 class CountingModel:
@@ -155,3 +156,28 @@ def test_progress_moves_with_each_request_of_the_model_not_once_per_cache_batch(
     model.embed_documents(["a", "b", "c", "d"], on_progress=lambda d, t: progress.append((d, t)))
     assert [d for d, _ in progress][:3] == [2, 3, 4]  # "a" was cached; then one step per text
     assert progress[-1] == (4, 4)
+
+
+class StoreHoldingGil:
+    """A vector store searched in this process with the GIL held (as qdrant-edge is)."""
+
+    holds_gil = True
+
+
+class PythonModel(CountingModel):
+    """A model computed in Python: it says it keeps the GIL while it embeds."""
+
+    holds_gil = True
+
+
+def test_a_new_query_of_a_model_that_holds_the_gil_is_searched_in_turn() -> None:
+    """A search runs its channels in turn when all of them keep the GIL: a new query to embed
+    keeps it too when the model is computed in Python, so the other channels do not wait in a
+    thread for it; any other model's new query leaves it (native code, or a server's answer)."""
+    store = StoreHoldingGil()
+    native = CachedEmbedding(CountingModel(), InMemoryEmbeddingCache())
+    in_python = CachedEmbedding(PythonModel(), InMemoryEmbeddingCache())
+    assert not SemanticChannel(native, store).holds_gil("green tea")  # type: ignore[arg-type]
+    assert SemanticChannel(in_python, store).holds_gil("green tea")  # type: ignore[arg-type]
+    native.embed_query("green tea")
+    assert SemanticChannel(native, store).holds_gil("green tea")  # type: ignore[arg-type]

@@ -126,7 +126,9 @@ def run(plan: dict[str, Any]) -> Counter[str]:
     points._UPSERT_BATCH = int(plan["upsert_batch"])
     kill = plan.get("kill")
     killer = Killer((kill[0], int(kill[1])) if kill else None)
-    with KnowledgeBase.open(plan["home"], embedding_model="synthetic") as kb:
+    # parsing in-process: the harness kills the write path, and a round parsing in a child of its
+    # own would load the parsers again there instead of using those warm_up loaded
+    with KnowledgeBase.open(plan["home"], embedding_model="synthetic", parse_in_child_process=False) as kb:
         dataset = kb.dataset(plan["dataset"])
         install(killer, kb.dataset_index(dataset.id))
         install_stages(killer, kb.states)

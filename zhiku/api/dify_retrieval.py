@@ -13,6 +13,9 @@ from zhiku.core.retrieval_config import RetrievalConfig
 
 #: Fields only Dify's shape has: a body with any of them is read as Dify's.
 DIFY_FLAGS = ("reranking_enable", "score_threshold_enabled", "reranking_mode", "weights")
+#: zhiku's fields that Dify's shape has no word for: in a Dify-shaped body they mean what they
+#: mean in zhiku's.
+ZHIKU_EXTENSIONS = ("hybrid_methods", "recall_k", "reorder", "search_in", "section")
 
 
 def looks_like_dify(data: dict[str, Any]) -> bool:
@@ -28,6 +31,7 @@ def parse_retrieval(data: dict[str, Any], base: RetrievalConfig | None = None) -
 def from_dify(data: dict[str, Any], base: RetrievalConfig | None = None) -> RetrievalConfig:
     """Translate Dify's ``retrieval_model`` (``reranking_enable``, ``weights``, ...)."""
     config = (base or RetrievalConfig()).model_dump()
+    config.update((key, data[key]) for key in ZHIKU_EXTENSIONS if data.get(key) is not None)
     if "search_method" in data:
         config["search_method"] = data["search_method"]
     if data.get("top_k") is not None:

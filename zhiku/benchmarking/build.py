@@ -18,8 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from zhiku.benchmarking.latency import precomputed_queries
-from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.benchmarking.latency import hybrid_config, precomputed_queries
 from zhiku.core.scope import DocumentScope
 from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex
 
@@ -42,7 +41,7 @@ def latencies_during_build(
     ``filtered_scope()``, its SQL included) until it returns; query embedding excluded. Raises
     what the build raised."""
     vectors: dict[str, np.ndarray] = {query: index.embedding.embed_query(query) for query in queries}
-    hybrid = RetrievalConfig.model_validate({"search_method": "hybrid_search", "top_k": top_k})
+    hybrid = hybrid_config(top_k)
     searches: dict[str, list[float]] = {"hybrid": [], "hybrid_filtered": []}
     failures: list[BaseException] = []
     done = threading.Event()

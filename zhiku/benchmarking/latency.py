@@ -60,6 +60,14 @@ class PrecomputedQueries:
         return self._vectors[text]
 
 
+def hybrid_config(top_k: int) -> RetrievalConfig:
+    """Hybrid search returning ``top_k`` hits whatever their relevance: synthetic vectors are
+    judged irrelevant by the calibration, and a benchmark times the whole result, not an empty one."""
+    return RetrievalConfig.model_validate(
+        {"search_method": "hybrid_search", "top_k": top_k, "score_threshold": None}
+    )
+
+
 @contextmanager
 def precomputed_queries(index: DatasetIndex, vectors: Mapping[str, np.ndarray]) -> Iterator[None]:
     """Within the block, ``index``'s semantic channel finds the query vectors in its query cache.
@@ -89,7 +97,7 @@ def method_latencies(
     """
     vectors = {query: index.embedding.embed_query(query) for query in queries}
     tokens = {query: index.tokenizer.terms(query) for query in queries}
-    hybrid = RetrievalConfig.model_validate({"search_method": "hybrid_search", "top_k": top_k})
+    hybrid = hybrid_config(top_k)
     seconds = {
         "semantic": time_each(queries, lambda q: index.vector.search(vectors[q], top_k)),
         "full_text": time_each(queries, lambda q: index.fulltext.search(index.tokenizer.terms(q), top_k)),
@@ -129,7 +137,7 @@ def filtered_latencies(
     into the channels, fewer if it were applied after them)."""
     metadata = dataset.metadata
     vectors = {query: index.embedding.embed_query(query) for query in queries}
-    hybrid = RetrievalConfig.model_validate({"search_method": "hybrid_search", "top_k": top_k})
+    hybrid = hybrid_config(top_k)
     seconds: dict[str, list[float]] = {}
     mean_hits: dict[str, float] = {}
     with precomputed_queries(index, vectors):

@@ -61,6 +61,10 @@ class SyntheticEmbedding:
     part of :attr:`name`, the embedding cache key). Raises ConfigError for ``dim`` below 2.
     """
 
+    #: Its vectors are summed in Python with the GIL held: a search embeds a new query in turn
+    #: with its other channels, not beside them (see :class:`~zhiku.retrieval.channels.SemanticChannel`).
+    holds_gil = True
+
     def __init__(self, dim: int = 384, seed: int = 0) -> None:
         if dim < 2:
             raise ConfigError(f"dim must be at least 2, got {dim}")

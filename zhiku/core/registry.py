@@ -83,10 +83,15 @@ class Registry(Generic[F]):
         """Every name :meth:`factory` resolves: registered ones and installed entry points."""
         return sorted({*self._factories, *self.installed()})
 
+    def has(self, name: str) -> bool:
+        """Whether :meth:`factory` resolves ``name``; a name registered in code answers without
+        reading the installed entry points (a search checks its fusion mode on every call)."""
+        return name in self._factories or name in self.installed()
+
     def check(self, name: str, what: str | None = None) -> str:
         """``name`` if :meth:`factory` resolves it; ConfigError listing the available names
         otherwise (``what`` names the setting or field in the message)."""
-        if name not in self._factories and name not in self.installed():
+        if not self.has(name):
             raise self._unknown(name, what)
         return name
 

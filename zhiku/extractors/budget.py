@@ -16,7 +16,10 @@ elements, each a Python object. Every parse therefore runs on a budget (settings
   gigabyte; python-docx and python-pptx wrap each paragraph, run and shape they visit), the
   elements an extractor produces from them (:class:`ElementCounter`: a presentation may list one
   slide a hundred thousand times), and the cells of a spreadsheet (``parse_max_cells``, counted
-  by the spreadsheet extractors).
+  by the spreadsheet extractors);
+- where: with ``isolated`` (setting ``parse_in_child_process``) in a child process, killed past
+  the time limit or when the work is cancelled, even inside a library's single long call
+  (:mod:`zhiku.extractors.parse_process`); its address space is capped too.
 """
 
 from __future__ import annotations
@@ -64,6 +67,8 @@ class ParseBudget:
     max_mb: float = 256.0
     max_elements: int = MAX_ELEMENTS
     max_cells: int = MAX_CELLS
+    #: parse in a child process killed when the work stops (:mod:`zhiku.extractors.parse_process`)
+    isolated: bool = False
 
     @property
     def max_bytes(self) -> int:
@@ -98,9 +103,12 @@ def parsing(name: str, fmt: str) -> Iterator[ParseBudget]:
         with time_budget(budget.seconds):
             yield budget
     except OverBudget:
-        spent = time.monotonic() - started
-        why = f"stopped after {spent:.0f} s; the limit is {budget.seconds:g} s, setting parse_time_limit"
-        raise TooCostly(name, fmt, why) from None
+        raise TooCostly(name, fmt, too_slow(time.monotonic() - started, budget.seconds or 0)) from None
+
+
+def too_slow(spent: float, seconds: float) -> str:
+    """Why a parse past its time limit was stopped, for :class:`TooCostly`."""
+    return f"stopped after {spent:.0f} s; the limit is {seconds:g} s, setting parse_time_limit"
 
 
 def check_elements(data: bytes, name: str, fmt: str, budget: ParseBudget) -> None:

@@ -77,6 +77,12 @@ def _factory(fmt: str) -> ExtractorFactory:
     return extractors.factory(fmt, prefer_installed=True)
 
 
+def only_builtin_or_installed() -> bool:
+    """Whether every extractor registered in code is a built-in one (a process started afresh
+    finds the same extractors: the built-ins and the installed entry points)."""
+    return all(isinstance(extractors.factory(name), _Builtin) for name in extractors.names())
+
+
 def suffix_formats() -> dict[str, str]:
     """Suffix → format name, from what each available extractor declares (an installed one
     replacing a built-in of its name declares its suffixes anew)."""

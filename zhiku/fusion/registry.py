@@ -38,7 +38,7 @@ def fusion_modes() -> list[str]:
 
 def check_fusion_mode(mode: str) -> str:
     """``mode`` if a config may name it; ConfigError listing the installed modes otherwise."""
-    if mode != RERANKING_MODEL and mode not in fusions.available():
+    if mode != RERANKING_MODEL and not fusions.has(mode):
         raise ConfigError(f"unknown reranking.mode {mode[:80]!r}; installed: {', '.join(fusion_modes())}")
     return mode
 

@@ -64,8 +64,8 @@ class DatasetLifecycle:
         config = as_retrieval_config(retrieval)
         rule = as_process_rule(process_rule)
         model_name = embedding_model or self._settings.embedding_model
-        options = dict(embedding_options or {})
-        dim = open_embedding(model_name, options, self._sessions).dim
+        options = llm_options.seal(self._secrets, embedding_options)
+        dim = open_embedding(model_name, llm_options.unseal(self._secrets, options) or {}, self._sessions).dim
         tokenizer_settings: dict[str, Any] = {"keyword_count": keyword_count or self._settings.keyword_count}
         if user_dict:
             tokenizer_settings["user_dict"] = str(Path(user_dict).resolve())

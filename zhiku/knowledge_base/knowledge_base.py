@@ -65,11 +65,11 @@ class KnowledgeBase:
         self._sessions: sessionmaker[Session] = make_session_factory(self._engine)
         # one lock guards the opened indexes, embeddings, retrieval service and answer loop
         self._lock = threading.Lock()
-        self._models = SharedModels(settings, self._sessions, self._lock)
+        self._secrets = SecretBox(settings.home)
+        self._models = SharedModels(settings, self._sessions, self._lock, self._secrets)
         self._indexes = OpenedIndexes(settings, self._sessions, self._models, self._owner, self._lock)
         conversations = ConversationStore(self._sessions, token_counter())
         self._states = DocumentStates(self._sessions)
-        self._secrets = SecretBox(settings.home)
         self._context = DatasetContext(
             settings=settings,
             sessions=self._sessions,

@@ -1,4 +1,5 @@
-"""A dataset's own chat model options, stored with its key sealed (see :mod:`zhiku.core.secrets`)."""
+"""A dataset's own model options (its chat model's, its embedding model's), stored with their
+``api_key`` sealed (see :mod:`zhiku.core.secrets`): never in plain text in the database."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def seal(box: SecretBox, options: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def unseal(box: SecretBox, stored: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Options for the chat model, the key as a Secret again (None when there are none)."""
+    """Options for the model, the key as a Secret again (None when there are none)."""
     if not stored:
         return None
     options = dict(stored)

@@ -6,6 +6,8 @@ repaired by the owner only (on PostgreSQL, recovery only when no other process i
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -20,12 +22,19 @@ from zhiku.knowledge_base.runtime.uploads import open_uploads
 
 
 def seal_stored_keys(sessions: sessionmaker[Session], secrets: SecretBox) -> None:
-    """Datasets made before keys were sealed hold ``llm.api_key`` in plain text: seal them."""
+    """Datasets made before keys were sealed hold a chat or embedding model's ``api_key`` in plain
+    text: seal them."""
     with sessions.begin() as session:
         for row in session.scalars(select(DatasetRow)):
-            stored = row.llm_options or {}
-            if stored.get(llm_options.KEY) is not None and not llm_options.is_sealed(stored[llm_options.KEY]):
-                row.llm_options = llm_options.seal(secrets, stored)
+            if _plain_key(row.llm_options):
+                row.llm_options = llm_options.seal(secrets, row.llm_options)
+            if _plain_key(row.embedding_options):
+                row.embedding_options = llm_options.seal(secrets, row.embedding_options)
+
+
+def _plain_key(stored: dict[str, Any] | None) -> bool:
+    key = (stored or {}).get(llm_options.KEY)
+    return key is not None and not llm_options.is_sealed(key)
 
 
 def recover_interrupted(

@@ -15,6 +15,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.bounded_cache import BoundedCache
 from zhiku.core.config import Settings
+from zhiku.core.secrets import SecretBox
+from zhiku.knowledge_base import llm_options
 from zhiku.knowledge_base.indexing.dataset_index import open_embedding
 from zhiku.providers.embedding import CachedEmbedding
 from zhiku.providers.llm import ChatModel
@@ -28,8 +30,11 @@ class SharedModels:
     """Opened models by name and options. ``lock`` is the knowledge base's, which also guards its
     opened indexes: an index opens its embedding with :meth:`embedding_held`."""
 
-    def __init__(self, settings: Settings, sessions: sessionmaker[Session], lock: threading.Lock) -> None:
+    def __init__(
+        self, settings: Settings, sessions: sessionmaker[Session], lock: threading.Lock, secrets: SecretBox
+    ) -> None:
         self._settings = settings
+        self._secrets = secrets
         self._sessions = sessions
         self._lock = lock
         self._embeddings: dict[str, CachedEmbedding] = {}
@@ -43,10 +48,12 @@ class SharedModels:
             return self.embedding_held(name, options)
 
     def embedding_held(self, name: str, options: dict[str, Any]) -> CachedEmbedding:
-        """:meth:`embedding`, for a caller already holding the knowledge base's lock."""
+        """:meth:`embedding`, for a caller already holding the knowledge base's lock. ``options``
+        as stored: an ``api_key`` sealed (see :mod:`llm_options`), opened here."""
         key = f"{name}|{sorted(options.items())}"
         if key not in self._embeddings:
-            self._embeddings[key] = open_embedding(name, options, self._sessions)
+            opened = llm_options.unseal(self._secrets, options) or {}
+            self._embeddings[key] = open_embedding(name, opened, self._sessions)
         return self._embeddings[key]
 
     def chat_model(self, override: dict[str, Any] | None = None) -> ChatModel:

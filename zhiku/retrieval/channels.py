@@ -21,7 +21,13 @@ Ranked = list[tuple[str, float]]
 
 
 class QueryEmbedding(Protocol):
-    """The dataset's embedding model as a query sees it (with its cache of query vectors)."""
+    """The dataset's embedding model as a query sees it (with its cache of query vectors).
+
+    ``holds_gil``: embedding a query keeps the GIL throughout (a model computed in Python), so
+    a channel in another thread meanwhile would only take turns with it."""
+
+    @property
+    def holds_gil(self) -> bool: ...
 
     def has_query(self, text: str) -> bool: ...
 
@@ -63,8 +69,10 @@ class SemanticChannel:
         self._vector = vector
 
     def holds_gil(self, query: str) -> bool:
-        # a query to embed runs the model, which leaves the GIL to the other channels meanwhile
-        return self._vector.holds_gil and self._embedding.has_query(query)
+        # a query to embed runs the model, which (unless computed in Python) leaves the GIL to
+        # the other channels meanwhile
+        embedding = self._embedding
+        return self._vector.holds_gil and (embedding.holds_gil or embedding.has_query(query))
 
     def search(
         self, query: str, limit: int, scope: DocumentScope | None = None, *, summaries: bool = False

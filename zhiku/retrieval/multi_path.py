@@ -32,7 +32,7 @@ from zhiku.providers.rerank.base import RerankModel
 from zhiku.retrieval.relevance import rerank_relevance
 
 #: Softness of the dataset fit in ``weighted``: with e5-style cosines a dataset 0.05 below the
-#: best keeps exp(-0.05/0.03) = 19% of its weight. Chosen on the routing evaluation (README):
+#: best keeps exp(-0.05/0.03) = 19% of its weight. Chosen on the routing evaluation (docs/results/quality.md):
 #: 0.01-0.05 are within 0.002 nDCG of each other, a hard choice (→ 0) or none (→ ∞) lose.
 DEFAULT_TEMPERATURE = 0.03
 RRF_K = 60

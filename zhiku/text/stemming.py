@@ -5,7 +5,7 @@
 "virus" and "class" kept): it joins the forms a question and a passage most often disagree on
 and never merges words of different meaning. ``english`` is the Snowball English stemmer
 (PyStemmer), which also folds "infected"/"infection"/"infects" onto "infect": it ranks the
-SciFact claims better, the COVID-QA questions worse (README, "Quality"), and its stems
+SciFact claims better, the COVID-QA questions worse (docs/results/quality.md), and its stems
 ("studi") are what keyword lists then show. Words with anything but ASCII letters (numbers,
 codes, other scripts) are left as they are.
 """

@@ -12,7 +12,7 @@ from zhiku.api.schemas.base import ApiModel, enum_of
 from zhiku.api.schemas.limits import MAX_NAME_CHARS
 from zhiku.cleaners.registry import cleaners
 from zhiku.core.metadata import MetadataFilter
-from zhiku.core.retrieval_config import SearchMethod
+from zhiku.core.retrieval_config import Channel, SearchIn, SearchMethod, SectionPath
 
 
 def _unset_default(schema: dict[str, Any]) -> None:
@@ -60,6 +60,12 @@ class DifyRetrievalModel(BaseModel):
     score_threshold: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False)
     metadata_filtering_conditions: MetadataFilter | None = None
     metadata_filtering_mode: Literal["disabled", "manual", "automatic"] | None = None
+    # zhiku's own fields that Dify's shape has no word for, meaning what they mean in zhiku's
+    hybrid_methods: list[Channel] | None = Field(None, max_length=3)
+    recall_k: int | None = Field(None, ge=1, le=10000)
+    reorder: bool | None = None
+    search_in: SearchIn | None = None
+    section: SectionPath | None = None
 
 
 class DifyPreProcessingRule(BaseModel):

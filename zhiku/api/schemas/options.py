@@ -14,7 +14,7 @@ from zhiku.api.schemas.base import SCHEMA_REF, ApiModel, enum_of
 from zhiku.api.schemas.choices import Choices
 from zhiku.api.schemas.dify_models import DifyRetrievalModel
 from zhiku.core.retrieval_config import RetrievalConfig
-from zhiku.fusion.registry import fusion_modes
+from zhiku.fusion.registry import RERANKING_MODEL, fusion_modes, fusions
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 
 
@@ -51,7 +51,7 @@ def _check_retrieval(value: dict[str, Any] | None, info: ValidationInfo) -> dict
         config = parse_retrieval(value)
     except ValidationError as exc:
         raise _first_error(exc) from None
-    if config.reranking.mode not in fusion_modes():
+    if config.reranking.mode != RERANKING_MODEL and not fusions.has(config.reranking.mode):
         known = ", ".join(fusion_modes())
         raise ValueError(f"reranking.mode: unknown fusion {config.reranking.mode[:80]!r}; installed: {known}")
     choices = Choices.of(info)

@@ -89,11 +89,20 @@ class PointCollection(Protocol):
         *,
         exact: bool = False,
         hnsw_ef: int | None = None,
+        acorn: bool = False,
         scope: DocumentScope | None = None,
         summaries: bool = False,
     ) -> list[tuple[str, float]]:
         """Best ``limit`` points with ``enabled == 1`` (and of a document and section ``scope``
-        admits; no summary unless ``summaries``), best first."""
+        admits; no summary unless ``summaries``), best first: every such point compared with
+        ``exact``, else the graph walked with beam ``hnsw_ef`` (with ``acorn``, Qdrant's ACORN
+        walk when the filter admits a small share of the points)."""
+        ...
+
+    def admitted(self, scope: DocumentScope | None, *, summaries: bool = False) -> int:
+        """About how many points a search in ``scope`` may return: Qdrant's cardinality estimate
+        from the payload indexes (no scan); 0 where every search compares every point anyway
+        (qdrant-client's local mode), so nothing is counted."""
         ...
 
     def get_points(self, ids: Sequence[str], with_vector: bool) -> list[PointData]: ...

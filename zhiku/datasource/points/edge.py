@@ -235,26 +235,27 @@ class EdgeCollection:
         *,
         exact: bool = False,
         hnsw_ef: int | None = None,
+        acorn: bool = False,
         scope: DocumentScope | None = None,
         summaries: bool = False,
     ) -> list[tuple[str, float]]:
-        must: list[Any] = [qe.FieldCondition(ENABLED_KEY, match=qe.MatchValue(1))]
-        must_not: list[Any] = [] if summaries else [qe.FieldCondition(SUMMARY_KEY, match=qe.MatchValue(1))]
-        if scope is not None and not scope.all_documents:
-            in_scope = qe.FieldCondition(DOCUMENT_KEY, match=qe.MatchAny(sorted(scope.ids)))
-            (must_not if scope.exclude else must).append(in_scope)
-        if scope is not None and scope.section is not None:
-            must.append(qe.FieldCondition(SECTIONS_KEY, match=qe.MatchValue(scope.section)))
         request = qe.QueryRequest(
             limit=limit,
             query=qe.Query.Nearest(self._vector(query), using=self.spec.name),
-            filter=qe.Filter(must=must, must_not=must_not or None),
-            params=qe.SearchParams(exact=exact, hnsw_ef=hnsw_ef),
+            filter=_search_filter(scope, summaries),
+            params=qe.SearchParams(
+                exact=exact, hnsw_ef=hnsw_ef, acorn=qe.AcornSearchParams(enable=True) if acorn else None
+            ),
             with_payload=False,
             with_vector=False,
         )
         with self._reading() as shard, store_errors("search", self._where):
             return [(str(p.id), float(p.score)) for p in shard.query(request)]
+
+    def admitted(self, scope: DocumentScope | None, *, summaries: bool = False) -> int:
+        request = qe.CountRequest(exact=False, filter=_search_filter(scope, summaries))
+        with self._reading() as shard, store_errors("count", self._where):
+            return int(shard.count(request))
 
     def get_points(self, ids: Sequence[str], with_vector: bool) -> list[PointData]:
         if not ids:
@@ -357,6 +358,19 @@ class EdgeCollection:
         """Close and delete the shard directory."""
         self.close()
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _search_filter(scope: DocumentScope | None, summaries: bool) -> qe.Filter:
+    """Enabled points, of the documents (and the section) ``scope`` admits, summaries only if
+    ``summaries``."""
+    must: list[Any] = [qe.FieldCondition(ENABLED_KEY, match=qe.MatchValue(1))]
+    must_not: list[Any] = [] if summaries else [qe.FieldCondition(SUMMARY_KEY, match=qe.MatchValue(1))]
+    if scope is not None and not scope.all_documents:
+        in_scope = qe.FieldCondition(DOCUMENT_KEY, match=qe.MatchAny(sorted(scope.ids)))
+        (must_not if scope.exclude else must).append(in_scope)
+    if scope is not None and scope.section is not None:
+        must.append(qe.FieldCondition(SECTIONS_KEY, match=qe.MatchValue(scope.section)))
+    return qe.Filter(must=must, must_not=must_not or None)
 
 
 def _sibling(path: Path, suffix: str) -> Path:

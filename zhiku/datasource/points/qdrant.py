@@ -42,7 +42,6 @@ def is_url(location: str) -> bool:
     return "://" in location
 
 
-
 class _LocalClients:
     """One shared, reference-counted client per local directory (its lock admits one client)."""
 
@@ -216,10 +215,14 @@ class ClientCollection:
         *,
         exact: bool = False,
         hnsw_ef: int | None = None,
+        acorn: bool = False,
         scope: DocumentScope | None = None,
         summaries: bool = False,
     ) -> list[tuple[str, float]]:
-        params = None if self.local else models.SearchParams(exact=exact, hnsw_ef=hnsw_ef)
+        params = None
+        if not self.local:  # local mode compares every point
+            walk = models.AcornSearchParams(enable=True) if acorn else None
+            params = models.SearchParams(exact=exact, hnsw_ef=hnsw_ef, acorn=walk)
         with self._guard("search"):
             response = self._require().query_points(
                 self.collection,
@@ -231,6 +234,15 @@ class ClientCollection:
                 with_payload=False,
             )
         return [(str(p.id), float(p.score)) for p in response.points]
+
+    def admitted(self, scope: DocumentScope | None, *, summaries: bool = False) -> int:
+        if self.local:
+            return 0
+        with self._guard("count"):
+            found = self._require().count(
+                self.collection, count_filter=_search_filter(scope, summaries), exact=False
+            )
+        return int(found.count)
 
     def get_points(self, ids: Sequence[str], with_vector: bool) -> list[PointData]:
         if not ids:

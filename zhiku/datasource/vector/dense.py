@@ -11,6 +11,12 @@ from zhiku.core.scope import DocumentScope
 from zhiku.datasource.points.base import PointStore
 from zhiku.datasource.points.collection import PointCollection, PointData, base_payload, canonical_ids
 from zhiku.datasource.vector.base import VectorRecord
+from zhiku.datasource.vector.restricted import (
+    EXACT_SEARCH_MAX,
+    graph_search,
+    is_restricted,
+    restricted_search,
+)
 
 DENSE = "dense"
 
@@ -39,14 +45,23 @@ class DenseVectorStore(PointStore):
     whole documents can be deleted and disabled segments filtered inside the search. ``count`` and
     ``ids`` include disabled records. Vectors need not be normalised (Qdrant normalises them);
     a vector of the wrong size, with NaN/inf or all zeros raises :class:`InvalidInput`.
-    ``optimize`` builds the HNSW graph (embedded store: in a child process while searches go on,
+    A search restricted to some documents or a section is exact while the scope admits at most
+    ``exact_search_max`` points (see :mod:`zhiku.datasource.vector.restricted`). ``optimize``
+    builds the HNSW graph (embedded store: in a child process while searches go on,
     see ``points/edge.py``).
     """
 
-    def __init__(self, collection: PointCollection, dim: int, hnsw_ef: int = DEFAULT_HNSW_EF) -> None:
+    def __init__(
+        self,
+        collection: PointCollection,
+        dim: int,
+        hnsw_ef: int = DEFAULT_HNSW_EF,
+        exact_search_max: int = EXACT_SEARCH_MAX,
+    ) -> None:
         super().__init__(collection)
         self.dim = dim
         self.hnsw_ef = hnsw_ef
+        self.exact_search_max = exact_search_max
 
     def _values(self, vector: np.ndarray) -> list[float]:
         return checked_values(vector, self.dim)
@@ -75,6 +90,18 @@ class DenseVectorStore(PointStore):
         """``(segment_id, cosine)`` best first, enabled records (of documents in ``scope``) only."""
         if limit <= 0 or (scope is not None and scope.empty):
             return []
+        values = self._values(vector)
+        if is_restricted(scope):
+            admitted = self._collection.admitted(scope, summaries=summaries)
+            plan = restricted_search(admitted, limit, self.hnsw_ef, self.exact_search_max)
+        else:
+            plan = graph_search(limit, self.hnsw_ef)
         return self._collection.search(
-            self._values(vector), limit, hnsw_ef=max(self.hnsw_ef, limit), scope=scope, summaries=summaries
+            values,
+            limit,
+            exact=plan.exact,
+            hnsw_ef=plan.hnsw_ef,
+            acorn=plan.acorn,
+            scope=scope,
+            summaries=summaries,
         )

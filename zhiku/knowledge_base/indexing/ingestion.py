@@ -182,6 +182,7 @@ class Ingestion:
             settings.parse_max_mb,
             max_elements=settings.parse_max_elements,
             max_cells=settings.parse_max_cells,
+            isolated=settings.parse_in_child_process,
         )
         with cancellable(token), parse_budget(budget):
             try:

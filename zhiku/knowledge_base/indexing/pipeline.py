@@ -19,7 +19,8 @@ from zhiku.core.config import Settings
 from zhiku.core.documents import Chunk, Document
 from zhiku.core.errors import ConfigError
 from zhiku.core.plugin_context import PluginContext
-from zhiku.extractors import Extractor, extract
+from zhiku.extractors import Extractor
+from zhiku.extractors.parse_process import extract_document
 from zhiku.index_processors import IndexProcessor, ParagraphIndexProcessor, index_processors
 from zhiku.index_processors.parent_child import DEFAULT_CHILD_MAX_TOKENS
 from zhiku.index_processors.summary import Summarizer
@@ -186,7 +187,7 @@ class Pipeline:
     def extract(self, source: Path | bytes, name: str) -> list[Document]:
         if self.extractor is not None:
             return self.extractor.extract(source, name=name)
-        return extract(source, name)
+        return extract_document(source, name)
 
     def clean(self, documents: list[Document]) -> list[Document]:
         chain = CleanerChain(list(self.cleaners))

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from zhiku.core.cancellation import CancelToken, cancellable
 from zhiku.core.errors import Cancelled, ZhikuError
 from zhiku.core.memory import release_memory
+from zhiku.extractors.parse_process import stop_children
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.knowledge_base.runtime.auto_optimize import AutoOptimizer
 from zhiku.knowledge_base.runtime.claims import Job
@@ -84,6 +85,8 @@ class IndexingWorkers:
         self.wake()
         deadline = time.monotonic() + timeout
         optimizer_stopped = self.optimizer.stop(timeout)  # its build is killed at once
+        # a thread parsing stops as soon as its child is gone; an idle one's child goes too
+        stop_children(thread.ident for thread in self._threads)
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
         return optimizer_stopped and not any(thread.is_alive() for thread in self._threads)

@@ -108,6 +108,12 @@ class CachedEmbedding:
             on_progress(total, total)
         return np.stack([vectors[h] for h in hashes]).astype(np.float32, copy=False)
 
+    @property
+    def holds_gil(self) -> bool:
+        """Whether the model keeps the GIL while it embeds (its ``holds_gil``, if it says; a model
+        that runs native code or calls a server leaves it)."""
+        return bool(getattr(self.model, "holds_gil", False))
+
     def has_query(self, text: str) -> bool:
         """Whether ``text``'s vector is in memory, so :meth:`embed_query` only looks it up."""
         with self._queries_lock:
