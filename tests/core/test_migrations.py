@@ -7,6 +7,7 @@ These run on the run's backend: SQLite, or PostgreSQL under ``ZHIKU_TEST_DATABAS
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -54,7 +55,7 @@ def test_migrations_build_exactly_the_models_schema(database_url: str) -> None:
         assert _schema_differences(engine) == []
         assert set(inspect(engine).get_table_names()) == MODEL_TABLES | {"alembic_version"}
         with engine.connect() as connection:
-            assert current_revision(connection) == head_revision() == "0016"
+            assert current_revision(connection) == head_revision() == "0017"
     finally:
         engine.dispose()
 
@@ -151,7 +152,7 @@ def test_concurrent_openers_of_a_new_database_migrate_it_once(database_url: str)
         assert len(engines) == 4
         with engines[0].connect() as connection:
             assert connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [
-                "0016"
+                "0017"
             ]
         assert _schema_differences(engines[0]) == []
     finally:
@@ -198,5 +199,30 @@ def test_upgrading_to_relevance_gives_every_dataset_the_default_threshold(databa
             stored = {row.name: row.retrieval_config for row in session.scalars(select(DatasetRow))}
         assert stored["old"] == {"top_k": 3, "score_threshold": DEFAULT_SCORE_THRESHOLD}
         assert stored["strict"] == {"score_threshold": DEFAULT_SCORE_THRESHOLD}
+    finally:
+        engine.dispose()
+
+
+def test_upgrading_to_change_counts_counts_every_existing_point(database_url: str, tmp_path: Path) -> None:
+    """0017: each dataset that has points starts as changed by all of them, so the background
+    optimize builds it once (one filled through the API before had never been built)."""
+    import zhiku.benchmarking  # noqa: F401 - registers the fast "synthetic" embedding model
+    from zhiku import KnowledgeBase
+    from zhiku.core.db.models import DatasetChangesRow
+
+    with KnowledgeBase.open(tmp_path / "home", database_url=database_url, embedding_model="synthetic") as kb:
+        filled, empty = kb.create_dataset("filled"), kb.create_dataset("empty")
+        filled.add_text("a.md", "明前龙井。\n\n碧螺春。")
+        filled.add_text("b.md", "普洱茶。")
+        points = sum(document.segment_count for document in filled.documents())
+    engine = make_engine(database_url)
+    try:
+        with engine.begin() as connection:
+            command.downgrade(alembic_config(connection), "0016")
+        with engine.begin() as connection:
+            command.upgrade(alembic_config(connection), "head")
+        with make_session_factory(engine)() as session:
+            rows = {row.dataset_id: row.points_changed for row in session.scalars(select(DatasetChangesRow))}
+        assert rows == {filled.id: points} and empty.id not in rows
     finally:
         engine.dispose()

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import create_engine, func, select, update
 
 from tests.conftest import PostgresRun
 from zhiku import KnowledgeBase
@@ -20,6 +20,7 @@ from zhiku.core.db import DocumentRow
 from zhiku.core.db.models import SegmentRow
 from zhiku.core.errors import NotFound
 from zhiku.knowledge_base.indexing.segments import NewSegment
+from zhiku.knowledge_base.runtime.db_locks import try_lock
 from zhiku.knowledge_base.runtime.jobs import IndexingQueue
 from zhiku.knowledge_base.runtime.uploads import DatabaseUploads
 
@@ -165,3 +166,21 @@ def test_a_server_joining_a_running_one_leaves_its_documents_alone(tmp_path: Pat
             assert statuses == {"parsing"}
     with _open(tmp_path / "third", pg_url) as third:  # alone again: the crash case
         assert sorted(third.recovered) == sorted(ids)
+
+
+def test_one_process_at_a_time_optimizes_a_dataset(pg_url: str) -> None:
+    """Two processes' optimizers: the second one's try for the same dataset fails at once, its
+    try for another dataset succeeds, and the lock is free again after the first one's build."""
+    first, second = create_engine(pg_url), create_engine(pg_url)  # two sessions, as two processes
+    try:
+        with try_lock(first, "optimize:d1") as taken:
+            assert taken
+            with try_lock(second, "optimize:d1") as also:
+                assert not also
+            with try_lock(second, "optimize:d2") as other:
+                assert other
+        with try_lock(second, "optimize:d1") as after:
+            assert after
+    finally:
+        first.dispose()
+        second.dispose()

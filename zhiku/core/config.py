@@ -191,6 +191,16 @@ class Settings(BaseModel):
     #: it is killed and searches go on with the previous index. None: 600 s plus 15 ms per point,
     #: about ten times a build on one idle core
     index_build_time_limit: float | None = Field(None, gt=0)
+    #: ``zhiku serve`` builds a dataset's indexes again (``optimize``: HNSW graph, BM25 weights)
+    #: in the background once its indexing settled and at least this many store points were
+    #: written or deleted since the last build (and ``optimize_change_fraction`` of its points).
+    #: 0: never (``Dataset.optimize`` and ``zhiku ingest`` still build)
+    optimize_min_changes: int = Field(1000, ge=0)
+    #: the share of a dataset's points that must have changed too before it is built again
+    optimize_change_fraction: float = Field(0.1, ge=0)
+    #: seconds without a write, and with no document waiting or being indexed, before a dataset
+    #: is built again: a burst of uploads is built once, after it
+    optimize_quiet_seconds: float = Field(30.0, ge=0)
     #: segments one document may be split into; past it the document ends ``error`` before any
     #: embedding (a 382 KB workbook of one-word rows was 60,000 segments)
     max_segments_per_document: int = Field(20_000, gt=0)

@@ -314,6 +314,23 @@ class PreparedVersionRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class DatasetChangesRow(Base):
+    """How much a dataset's stores changed since their indexes were last built (``optimize``):
+    what the background optimizer reads to decide when a dataset is due (see
+    :mod:`zhiku.knowledge_base.runtime.auto_optimize`). Kept in the database so a restart after a
+    large ingest still optimizes. A dataset without a row has not changed since it was made."""
+
+    __tablename__ = "dataset_changes"
+
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"), primary_key=True)
+    #: store points written or deleted since the last optimize began
+    points_changed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: when points were last written or deleted (the optimizer waits for a quiet dataset)
+    changed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: when the last optimize ended
+    optimized_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
 class StoredUploadRow(Base):
     """An uploaded file kept in the database (setting ``upload_store = "database"``), so a worker
     on any machine can read it. No foreign key: the file is stored before its document row."""

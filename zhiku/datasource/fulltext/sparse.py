@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from zhiku.core.cancellation import checkpoint
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.fulltext import bm25_math
 from zhiku.datasource.fulltext.base import TextRecord
@@ -195,6 +196,7 @@ class SparseBM25Store(PointStore):
                     self._collection.upsert(batch)
                     changed += len(batch)
                     batch = []
+                    checkpoint()  # a cancelled optimize stops here; each record carries its avgdl
             self._collection.upsert(batch)
             changed += len(batch)
         return changed

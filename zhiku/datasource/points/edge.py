@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,6 +35,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
+from zhiku.core.cancellation import checkpoint
 from zhiku.core.errors import StoreError
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.points.collection import (
@@ -64,6 +66,8 @@ CHILD_BUILD_MIN_POINTS = 5_000
 #: one short.
 BUILD_SECONDS = 600.0
 BUILD_SECONDS_PER_POINT = 0.015
+#: Seconds between two looks at whether a running build was cancelled (then it is killed).
+_CANCEL_POLL_SECONDS = 0.25
 #: What the build process runs: it imports qdrant-edge only, and loads the copy with its saved config.
 _OPTIMIZE_COPY = (
     "import sys, qdrant_edge as qe; "
@@ -375,25 +379,36 @@ def _sibling(path: Path, suffix: str) -> Path:
 
 def _optimize_copy(path: Path, where: str, timeout: float) -> None:
     """Optimise the shard copy at ``path`` in a child process (the build holds its GIL, not ours),
-    killed after ``timeout`` seconds (and when this thread is interrupted); the error says the
-    previous index still serves and which setting gives the build longer."""
+    killed after ``timeout`` seconds, when this thread's work is cancelled (a background optimize
+    gives way to a delete or a stopping server: :func:`checkpoint`) or interrupted; the error
+    says the previous index still serves and which setting gives the build longer."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _OPTIMIZE_COPY, str(path)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + timeout
     try:
-        run = subprocess.run(
-            [sys.executable, "-c", _OPTIMIZE_COPY, str(path)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            check=False,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired:
-        raise StoreError(
-            f"{where}: optimize stopped: its build process ran over {timeout:g} s and was killed; "
-            "searches go on with the previous index (setting index_build_time_limit)"
-        ) from None
-    if run.returncode != 0:
-        tail = run.stderr.decode("utf-8", errors="replace")[-1000:]
-        raise StoreError(f"{where}: optimize failed in its build process ({run.returncode}): {tail}")
+        while True:
+            try:
+                wait = max(0.0, min(_CANCEL_POLL_SECONDS, deadline - time.monotonic()))
+                _, stderr = child.communicate(timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                if time.monotonic() >= deadline:
+                    raise StoreError(
+                        f"{where}: optimize stopped: its build process ran over {timeout:g} s and was "
+                        "killed; searches go on with the previous index (setting index_build_time_limit)"
+                    ) from None
+                checkpoint()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    if child.returncode != 0:
+        tail = stderr.decode("utf-8", errors="replace")[-1000:]
+        raise StoreError(f"{where}: optimize failed in its build process ({child.returncode}): {tail}")
 
 
 def _finish_swap(path: Path) -> None:

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from zhiku.core.cancellation import CancelToken, cancellable, checkpoint
 from zhiku.core.config import Settings
 from zhiku.core.db.models import DatasetRow
 from zhiku.core.documents import Segment
@@ -35,6 +36,7 @@ from zhiku.knowledge_base.indexing.keyword_rebuild import BATCH_SIZE, rebuild_ke
 from zhiku.knowledge_base.indexing.points import StorePoints
 from zhiku.knowledge_base.indexing.rows import SegmentRows
 from zhiku.knowledge_base.indexing.segment_writes import SegmentWrites
+from zhiku.knowledge_base.indexing.store_changes import StoreChanges
 from zhiku.knowledge_base.runtime.db_locks import DatasetLock
 from zhiku.knowledge_base.segment_catalog import ServedSegments
 from zhiku.providers.embedding import CachedEmbedding, create_embedding_model
@@ -104,6 +106,11 @@ class DatasetIndex:
         # re-entrant: an edit holds it from reading a segment to writing it (see ``editing``);
         # on PostgreSQL it holds every process on the database, not only this one's threads
         self._write_lock = DatasetLock(engine, dataset.id)
+        #: points changed since the last optimize (what the background optimizer reads)
+        self.changes = StoreChanges(sessions, dataset.id)
+        #: the cancel token of a background optimize running now (see ``optimize``)
+        self._optimizing: CancelToken | None = None
+        self._optimizing_lock = threading.Lock()
         self.points = StorePoints(self)
         self.rows = SegmentRows(self)
         self.journal = PointJournal(self)
@@ -141,7 +148,9 @@ class DatasetIndex:
         return self.document_writes.write_documents(batch, timings, on_embedded)
 
     def delete_documents(self, document_ids: Sequence[str]) -> None:
-        """Remove documents: rows first (they stop being served), then their points."""
+        """Remove documents: rows first (they stop being served), then their points. A background
+        optimize running gives way (it runs again later)."""
+        self.stop_optimize("documents are deleted")
         self.document_writes.delete_documents(document_ids)
 
     def write_segments(self, segments: Sequence[Segment]) -> None:
@@ -150,6 +159,7 @@ class DatasetIndex:
 
     def delete_segments(self, segment_ids: Sequence[str]) -> None:
         """Remove segments: rows and postings first (they stop being served), then the points."""
+        self.stop_optimize("segments are deleted")
         self.segment_writes.delete_segments(segment_ids)
 
     def set_segments_enabled(self, segment_ids: Sequence[str], enabled: bool) -> None:
@@ -216,15 +226,40 @@ class DatasetIndex:
         :mod:`keyword_rebuild`)."""
         return rebuild_keywords(self, batch_size=batch_size, should_stop=should_stop, on_progress=on_progress)
 
-    def optimize(self) -> None:
+    def optimize(self, token: CancelToken | None = None, *, when: Callable[[], bool] | None = None) -> bool:
         """Build indexes (HNSW, BM25 re-weighting); slow, holds writes: run after an ingest job.
-        On the embedded stores the build runs in a child process while searches go on."""
-        with self._write_lock.hold():
-            self.vector.optimize()
-            self.fulltext.optimize()
+        On the embedded stores the build runs in a child process while searches go on.
+
+        ``token``: a background optimize, stopped (its build killed) by :meth:`stop_optimize` —
+        a delete must not wait for it; ``when``: asked under the write lock, False skips the
+        build (False is returned). The changes it began with are counted off when it ends (see
+        :class:`StoreChanges`); a stopped or failed one leaves them for the next."""
+        with self._optimizing_lock:
+            self._optimizing = token  # before the lock: a delete waiting for it stops it too
+        try:
+            with self._write_lock.hold():
+                if when is not None and not when():
+                    return False
+                seen = self.changes.pending()
+                with cancellable(token) if token is not None else nullcontext():
+                    checkpoint()  # stopped while it waited for the lock
+                    self.vector.optimize()
+                    self.fulltext.optimize()
+                self.changes.optimized(seen)
+                return True
+        finally:
+            with self._optimizing_lock:
+                self._optimizing = None
+
+    def stop_optimize(self, reason: str) -> None:
+        """Stop a background optimize of this dataset running in this process, if one runs."""
+        with self._optimizing_lock:
+            if self._optimizing is not None:
+                self._optimizing.cancel(reason)
 
     def drop(self) -> None:
         """Close and delete the stores; a run still writing to them fails its write and stops."""
+        self.stop_optimize("the dataset is deleted")
         with self._write_lock.hold():
             self.search_service.close()
             self.vector.drop()

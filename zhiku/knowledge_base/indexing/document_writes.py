@@ -173,6 +173,7 @@ class DocumentWrites:
         """Remove documents: their rows first (they stop being served at that commit), then their
         points. A run indexing one of them meanwhile finds it gone and discards its own points."""
         with self._index.write_lock():
+            points = sum(len(ids) for ids in self._index.points.ids_by_document(document_ids).values())
             with self._index.sessions.begin() as session:
                 self._index.rows.delete(session, SegmentRow.document_id.in_(list(document_ids)))
                 session.execute(delete(DocumentRow).where(DocumentRow.id.in_(list(document_ids))))
@@ -182,3 +183,4 @@ class DocumentWrites:
                     store.delete_document(document_id)
 
             self._index.points.remove(remove, "deleted documents' points")
+            self._index.changes.add(points)

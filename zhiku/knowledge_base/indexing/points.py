@@ -113,6 +113,7 @@ class StorePoints:
                 ]
             )
             self._index.fulltext.upsert(self.text_records(part, token_lists[start : start + len(part)]))
+        self._index.changes.add(len(segments))
 
     def text_records(self, points: Sequence[Point], token_lists: Sequence[Sequence[str]]) -> list[TextRecord]:
         """What the full-text store holds of these points, tokenized by the dataset's tokenizer."""
@@ -137,6 +138,7 @@ class StorePoints:
             token_lists = [self._index.tokenizer.tokenize(p.content) for p in points]
             self._index.fulltext.upsert(self.text_records(points, token_lists))
             self._index.fulltext.flush()
+            self._index.changes.add(len(points))
         return len(points)
 
     def current(self, ids: Sequence[str]) -> list[Point]:
@@ -169,6 +171,7 @@ class StorePoints:
         """Delete points no row uses (any more); see :meth:`remove`."""
         if ids:
             self.remove(lambda store: store.delete(ids), f"{len(ids)} unused points")
+            self._index.changes.add(len(ids))
 
     def remove(self, remove: Callable[[SegmentStore[Any, Any]], None], what: str) -> None:
         """Apply ``remove`` to the vector and full-text stores, then flush both. Best effort:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from zhiku.core.config import Settings
+from zhiku.knowledge_base.runtime.auto_optimize import AutoOptimizer
 from zhiku.knowledge_base.runtime.jobs import IndexingQueue
 from zhiku.knowledge_base.runtime.worker_signals import open_signals
 
@@ -138,11 +139,17 @@ class CeleryIndexing:
             # woken by the workers' hand-over messages; the poll only catches a lost one
             poll = 0.5 if self._signals is None else 2.0
             self._writer = PreparedVersionWriter(kb, signals=self._signals, poll_seconds=poll)
+        #: the workers write stores on a server themselves; this process optimizes them (see
+        #: ``auto_optimize``: one process per dataset at a time)
+        self.optimizer = AutoOptimizer(kb)
+        if self._writer is not None:
+            self._writer.on_written(self.optimizer.wake)
 
     def start(self) -> None:
         self._reaper.start()
         if self._writer is not None:
             self._writer.start()
+        self.optimizer.start()
 
     def wake(self) -> None:
         """Nothing to wake: the task sent for the document reaches a worker."""
@@ -152,7 +159,8 @@ class CeleryIndexing:
         return self._signals.progress(document_id) if self._signals is not None else None
 
     def stop(self, timeout: float = 10.0) -> bool:
-        stopped = self._reaper.stop(timeout)
+        stopped = self.optimizer.stop(timeout)
+        stopped = self._reaper.stop(timeout) and stopped
         if self._writer is not None:
             stopped = self._writer.stop(timeout) and stopped
         if self._signals is not None:

@@ -98,6 +98,33 @@ def _release(connection: Connection, key: int) -> None:
         connection.close()
 
 
+@contextmanager
+def try_lock(engine: Engine, name: str) -> Iterator[bool]:
+    """Hold the advisory lock ``name`` for the block if no other process on the PostgreSQL
+    database holds it; yields whether it was taken (not waiting for it). On SQLite, always True:
+    one process serves a SQLite database (the caller serialises its own threads)."""
+    if not is_postgresql(engine):
+        yield True
+        return
+    key = lock_key(name)
+    connection = engine.connect()
+    try:
+        taken = bool(connection.scalar(text("SELECT pg_try_advisory_lock(:key)"), {"key": key}))
+        connection.commit()
+    except BaseException:
+        connection.invalidate()
+        connection.close()
+        raise
+    if not taken:
+        connection.close()
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        _release(connection, key)
+
+
 class ServerPresence:
     """This process's mark on the database while it may index in its own threads.
 

@@ -21,6 +21,7 @@ import dataclasses
 import logging
 import threading
 from collections import defaultdict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, select
@@ -129,6 +130,11 @@ class PreparedVersionWriter:
         self._poll_seconds = poll_seconds
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="zhiku-version-writer", daemon=True)
+        self._written: list[Callable[[], None]] = []
+
+    def on_written(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` after each batch of versions is written (the optimizer looks)."""
+        self._written.append(listener)
 
     def start(self) -> None:
         self._thread.start()
@@ -156,6 +162,9 @@ class PreparedVersionWriter:
             self._versions.remove(ids)
             if self._signals is not None:
                 self._signals.clear_progress(ids)
+        if taken:
+            for listener in self._written:
+                listener()
         return taken
 
     def _run(self) -> None:

@@ -8,6 +8,9 @@ and goes back for the next; it sleeps until woken by a new upload or a short pol
 Each run is cancellable from here: a pause stops the paused document's run at its next
 checkpoint, and :meth:`IndexingWorkers.stop` (the server stopping) cancels every run, so the
 threads end within about a second and their documents are queued again for the next start.
+
+Beside them runs the background optimize (:mod:`zhiku.knowledge_base.runtime.auto_optimize`),
+woken each time a document is done: a dataset whose indexing settled gets its indexes built.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from zhiku.core.errors import Cancelled, ZhikuError
 from zhiku.core.memory import release_memory
 from zhiku.extractors.parse_process import stop_children
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
+from zhiku.knowledge_base.runtime.auto_optimize import AutoOptimizer
 from zhiku.knowledge_base.runtime.claims import Job
 from zhiku.knowledge_base.runtime.jobs import IndexingQueue
 
@@ -53,6 +57,7 @@ class IndexingWorkers:
         #: the cancel token of each running document's run
         self._tokens: dict[str, CancelToken] = {}
         self._progress: dict[str, tuple[int, int]] = {}
+        self.optimizer = AutoOptimizer(kb)
         queue.on_pause(self.cancel)
 
     def start(self) -> None:
@@ -60,6 +65,7 @@ class IndexingWorkers:
             thread = threading.Thread(target=self._run, name=f"zhiku-indexer-{number}", daemon=True)
             thread.start()
             self._threads.append(thread)
+        self.optimizer.start()
 
     def wake(self) -> None:
         """Tell the idle threads that a document was queued."""
@@ -78,11 +84,12 @@ class IndexingWorkers:
             token.cancel(STOPPING)
         self.wake()
         deadline = time.monotonic() + timeout
+        optimizer_stopped = self.optimizer.stop(timeout)  # its build is killed at once
         # a thread parsing stops as soon as its child is gone; an idle one's child goes too
         stop_children(thread.ident for thread in self._threads)
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
-        return not any(thread.is_alive() for thread in self._threads)
+        return optimizer_stopped and not any(thread.is_alive() for thread in self._threads)
 
     def cancel(self, document_id: str, reason: str = "paused") -> None:
         """Stop this document's run, if one runs here, at its next checkpoint."""
@@ -111,6 +118,7 @@ class IndexingWorkers:
                     self._tokens.pop(job.document_id, None)
                     self._progress.pop(job.document_id, None)
                 release_memory()  # a large parse's freed pages go back, not kept at its peak
+                self.optimizer.wake()
 
     def _claim(self) -> Job | None:
         with self._lock:
