@@ -1,6 +1,6 @@
-"""SIGTERM stops ``zhiku serve`` while a document is being parsed: the run is cancelled at its
-next checkpoint (not left running until the process dies) and the document is resumed to
-``completed`` by the next start.
+"""SIGTERM stops ``zhiku serve`` while a document is being parsed — the parsing child process is
+killed, or, parsing in the indexing thread, the run is cancelled at its next checkpoint (not left
+running until the process dies) — and the document is resumed to ``completed`` by the next start.
 
 The slow parse is an installed extractor plug-in (entry point ``extractors.txt``) that loops on
 :func:`~zhiku.core.cancellation.checkpoint` while a gate file exists, and records whether it
@@ -41,7 +41,7 @@ class GatedText:
     def extract(self, source, *, name):
         gate = Path(os.environ["ZHIKU_TEST_GATE"])
         if gate.exists():
-            (gate.parent / "started").write_text("1")
+            (gate.parent / "started").write_text(str(os.getpid()))
             try:
                 while gate.exists():
                     checkpoint()
@@ -62,8 +62,9 @@ def _install(site: Path) -> None:
     (info / "entry_points.txt").write_text("[zhiku.plugins]\nextractors.txt = zhiku_gated_text:GatedText\n")
 
 
-def test_sigterm_cancels_a_running_parse_and_the_next_start_resumes_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("in_child", [True, False], ids=["child-process", "in-thread"])
+def test_sigterm_stops_a_running_parse_and_the_next_start_resumes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_child: bool
 ) -> None:
     site, home, gate = tmp_path / "site", tmp_path / "home", tmp_path / "gate"
     _install(site)
@@ -71,6 +72,7 @@ def test_sigterm_cancels_a_running_parse_and_the_next_start_resumes_it(
     path = os.pathsep.join([str(site), str(repo), os.environ.get("PYTHONPATH", "")])
     monkeypatch.setenv("PYTHONPATH", path)
     monkeypatch.setenv("ZHIKU_TEST_GATE", str(gate))
+    monkeypatch.setenv("ZHIKU_PARSE_IN_CHILD_PROCESS", "true" if in_child else "false")
     _cli(home, "init")
     key = _cli(home, "apikey", "create", "--name", "shutdown").stdout.strip()
     gate.write_text("closed")
@@ -93,8 +95,14 @@ def test_sigterm_cancels_a_running_parse_and_the_next_start_resumes_it(
             server.process.wait(timeout=60)  # hang guard: a stopped run ends at its next checkpoint
         except subprocess.TimeoutExpired:
             pytest.fail("zhiku serve did not exit after SIGTERM")
-        # the parse was cancelled cooperatively, not abandoned to die with the process
-        assert "stopping" in (tmp_path / "cancelled").read_text()
+        parser = int((tmp_path / "started").read_text())
+        if in_child:  # the parsing child was killed with its server
+            assert parser != server.process.pid
+            with pytest.raises(ProcessLookupError):
+                os.kill(parser, 0)
+        else:  # the parse was cancelled cooperatively, not abandoned to die with the process
+            assert parser == server.process.pid
+            assert "stopping" in (tmp_path / "cancelled").read_text()
     finally:
         server.stop()
 
