@@ -15,8 +15,11 @@ from werkzeug.test import TestResponse
 from zhiku.api import create_app
 from zhiku.api.context import ApiContext
 from zhiku.core.config import Settings
+from zhiku.core.document_status import IN_PROGRESS, DocumentStatus
 
 DONE = ("completed", "error")
+#: What a just-queued document reads: waiting, or already claimed by a worker (workers poll too).
+UNDER_WAY = frozenset({DocumentStatus.WAITING.value, *(status.value for status in IN_PROGRESS)})
 
 
 class Api:

@@ -319,8 +319,10 @@ def delete_document(dataset_id: str, document_id: str) -> Response:
 
 
 def remove_document(dataset: Dataset, document_id: str) -> None:
-    """Delete a document in any status (a running worker stops at its next checkpoint) and its upload."""
+    """Delete a document in any status and its upload; a run indexing it in this process stops
+    at once (in another, at its next look at the database)."""
     dataset.delete_document(document_id)
+    context().queue.deleted(document_id)
     context().queue.uploads.remove(document_id)
 
 

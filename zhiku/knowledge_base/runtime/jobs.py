@@ -115,13 +115,19 @@ class IndexingQueue:
         self._dispatch = dispatch
         #: the Celery workers' claims: by document, under a lease
         self.leases = DocumentLeases(sessions, self.dispatch)
-        #: told the id of each document paused, after the commit: the in-process workers stop
-        #: its run at once, not at their next look at the database
-        self._pause_listeners: list[Callable[[str], None]] = []
+        #: told the id of each document paused or deleted, and which, after the commit: the
+        #: in-process workers stop its run at once, not at their next look at the database
+        self._stop_listeners: list[Callable[[str, str], None]] = []
 
-    def on_pause(self, listener: Callable[[str], None]) -> None:
-        """Call ``listener(document_id)`` after each pause is committed."""
-        self._pause_listeners.append(listener)
+    def on_stop(self, listener: Callable[[str, str], None]) -> None:
+        """Call ``listener(document_id, "paused" | "deleted")`` after each pause or delete is
+        committed."""
+        self._stop_listeners.append(listener)
+
+    def deleted(self, document_id: str) -> None:
+        """A document was deleted (committed): a run indexing it here stops at once."""
+        for listener in self._stop_listeners:
+            listener(document_id, "deleted")
 
     def source(self, job: Job) -> Source:
         """What the ingest reads for a claimed document: its stored upload."""
@@ -319,8 +325,8 @@ class IndexingQueue:
                     "only waiting or running documents can be paused"
                 )
             self._job(session, row).paused_at = utcnow()
-        for listener in self._pause_listeners:
-            listener(document_id)
+        for listener in self._stop_listeners:
+            listener(document_id, "paused")
 
     def resume(self, dataset_id: str, document_id: str) -> None:
         """Queue a paused document again; it is indexed from the start."""

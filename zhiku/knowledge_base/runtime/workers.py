@@ -58,7 +58,7 @@ class IndexingWorkers:
         self._tokens: dict[str, CancelToken] = {}
         self._progress: dict[str, tuple[int, int]] = {}
         self.optimizer = AutoOptimizer(kb)
-        queue.on_pause(self.cancel)
+        queue.on_stop(self.cancel)
 
     def start(self) -> None:
         for number in range(self._count):
