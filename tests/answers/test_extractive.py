@@ -153,3 +153,9 @@ def test_a_question_in_the_source_is_quoted_with_its_answer() -> None:
     faq = [Source(1, "seg-faq", "d1", "faq.html", "ds", 0, faq_text, 0.02)]
     text, _ = ExtractiveAnswerer().answer("温控壶屏幕显示 E07 是什么意思？", faq)
     assert "E07 表示壶内无水" in text
+
+
+def test_the_heading_before_a_short_sentence_is_not_quoted() -> None:
+    guide = [Source(1, "seg-guide", "d1", "guide.md", "ds", 0, GUIDE, 0.05)]
+    text, _ = ExtractiveAnswerer().answer("What temperature for green tea?", guide)
+    assert text.startswith("“Brew green tea with water at 80°C.") and "##" not in text

@@ -298,8 +298,9 @@ class ExtractiveAnswerer:
         best_raw = self._score(sentences[best.index].text, words, bigrams)
         while last - first + 1 < MAX_SENTENCES:
             options = [i for i in (first - 1, last + 1) if 0 <= i < len(sentences)]
-            # the next section's heading (and all after it) is about something else
-            options = [i for i in options if i < first or not _HEADING.match(sentences[i].text)]
+            # a heading is no part of a quote, and the next section (after its heading) is about
+            # something else
+            options = [i for i in options if not _HEADING.match(sentences[i].text)]
             fitting = [i for i in options if length + len(sentences[i].text) <= MAX_ANSWER_CHARS]
             if not fitting:
                 break
