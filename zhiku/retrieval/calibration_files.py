@@ -53,7 +53,7 @@ def calibration_for(embedding_model: str, home: Path | None, model_name: str | N
         return shipped
     logger.warning(
         "no relevance calibration for embedding model %r: hits are scored by their lexical evidence "
-        "only, so the score threshold refuses fewer off-topic questions; fit one with "
+        "only, and the default score threshold refuses no off-topic question; fit one with "
         "`zhiku calibrate --save`",
         model_name or embedding_model,
     )
