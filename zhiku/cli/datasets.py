@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from zhiku.cli.common import SEARCH_METHODS, open_knowledge_base
-from zhiku.cli.output import dataset_json, json_option, print_json
+from zhiku.cli.output import calibration_json, dataset_json, json_option, print_json
 from zhiku.core.retrieval_config import RetrievalConfig
 
 
@@ -123,7 +123,7 @@ def dataset_show(ctx: click.Context, name: str, as_json: bool) -> None:
     `zhiku document list --json` for its documents)."""
     with open_knowledge_base(ctx) as kb:
         ds = kb.dataset(name)
-        info = dataset_json(ds)
+        info = {**dataset_json(ds), "relevance_calibration": calibration_json(ds.calibration)}
         if as_json:
             print_json(info)
             return

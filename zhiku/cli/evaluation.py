@@ -293,6 +293,13 @@ def bench(
 )
 @click.option("--embedding-model", default=None, help="Default: the knowledge base's embedding model.")
 @click.option(
+    "--embedding-option",
+    "embedding_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An option of the model (path=/models/bge for transformers; a JSON value or a string); repeatable.",
+)
+@click.option(
     "--questions",
     type=click.IntRange(10, 100_000),
     default=300,
@@ -303,7 +310,12 @@ def bench(
     "--out",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     default=None,
-    help="Write the calibration (JSON) here; without it, only the check is printed.",
+    help="Also write the calibration (JSON) here.",
+)
+@click.option(
+    "--save",
+    is_flag=True,
+    help="Write it to <home>/calibrations/<model>.json, where searches of this home read it.",
 )
 @json_option
 @click.pass_context
@@ -311,8 +323,10 @@ def calibrate_command(
     ctx: click.Context,
     setdirs: tuple[Path, ...],
     embedding_model: str | None,
+    embedding_options: tuple[str, ...],
     questions: int,
     out: Path | None,
+    save: bool,
     as_json: bool,
 ) -> None:
     """Fit the relevance calibration of an embedding model on evaluation sets and check it on each
@@ -320,22 +334,35 @@ def calibrate_command(
 
     Each set is asked its own judged questions and the other sets' questions (which it cannot
     answer); the hits' evidence and judgements fit one logistic model per kind of evidence. The
-    check fits on all sets but one and prints the expected calibration error on the one left out."""
+    check fits on all sets but one and prints the expected calibration error on the one left out.
+    With --save, the home's datasets of that model score with it from their next opening (before a
+    shipped calibration of the same model); with --embedding-option, only those of that exact
+    model (the file is named after it: another directory gets its own)."""
     import json
 
     from zhiku.evaluation.calibration import fit, leave_one_out
     from zhiku.evaluation.runner import calibration_samples
     from zhiku.evaluation.sets import load_eval_set
+    from zhiku.retrieval.calibration_files import home_calibration_path
 
     if len(setdirs) < 2:
         raise click.BadParameter("give at least two sets: each is asked the others' questions")
+    options = _key_values(embedding_options)
     with user_errors(ctx):
         sets = [load_eval_set(path) for path in setdirs]
     with open_knowledge_base(ctx) as kb, progress_bar("calibrate") as progress, user_errors(ctx):
         model = embedding_model or kb.settings.embedding_model
+        home = kb.settings.home
         by_set = {
             eval_set.name: calibration_samples(
-                kb, eval_set, sets, questions, embedding_model=model, on_progress=progress, on_notice=notice
+                kb,
+                eval_set,
+                sets,
+                questions,
+                embedding_model=model,
+                embedding_options=options,
+                on_progress=progress,
+                on_notice=notice,
             )
             for eval_set in sets
         }
@@ -343,9 +370,15 @@ def calibrate_command(
     with user_errors(ctx):
         calibration = fit(samples, model)
         check = leave_one_out(by_set, model)
-    result = {"calibration": calibration.to_json(), "held_out_ece": check}
-    if out is not None:
-        out.write_text(json.dumps(calibration.to_json(), indent=2) + "\n", encoding="utf-8")
+    text = json.dumps(calibration.to_json(), indent=2) + "\n"
+    written = [out] if out is not None else []
+    if save:
+        written.append(home_calibration_path(home, _exact_name(model, options) if options else model))
+    for path in written:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    written_to = [str(path) for path in written]
+    result = {"calibration": calibration.to_json(), "held_out_ece": check, "written": written_to}
     if as_json:
         print_json(result, indent=None)
         return
@@ -355,3 +388,28 @@ def calibrate_command(
     click.echo("expected calibration error on each set left out of the fit:")
     for name, errors in check.items():
         click.echo(f"  {name:28}" + "  ".join(f"{kinds} {value}" for kinds, value in errors.items()))
+    for path in written:
+        click.echo(f"written to {path}")
+
+
+def _key_values(pairs: tuple[str, ...]) -> dict[str, Any]:
+    """``KEY=VALUE`` options as a dict: a value is read as JSON (``256``, ``true``), else kept as text."""
+    import json
+
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint="--embedding-option")
+        try:
+            options[key.strip()] = json.loads(value)
+        except ValueError:
+            options[key.strip()] = value
+    return options
+
+
+def _exact_name(model: str, options: dict[str, Any]) -> str:
+    """The model's own name (a directory's carries a digest of its weights): its calibration's file."""
+    from zhiku.providers.embedding import create_embedding_model
+
+    return str(create_embedding_model(model, **options).name)

@@ -12,6 +12,7 @@ import click
 
 from zhiku.knowledge_base import Dataset, DocumentInfo
 from zhiku.knowledge_base.indexing.segments import StoredSegment
+from zhiku.retrieval.relevance import Calibration
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,6 +60,16 @@ def dataset_json(dataset: Dataset) -> dict[str, Any]:
         "retrieval": dataset.retrieval.model_dump(),
         "process_rule": dataset.process_rule.model_dump(),
         **dataset.stats(),
+    }
+
+
+def calibration_json(calibration: Calibration) -> dict[str, Any]:
+    """How a dataset's relevance is scored: the file read (or why none was), the evidence read."""
+    return {
+        "source": calibration.source,
+        "embedding_model": calibration.embedding_model,
+        "fitted_on": list(calibration.fitted_on),
+        "reads": list(calibration.reads),
     }
 
 

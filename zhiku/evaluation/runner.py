@@ -83,6 +83,7 @@ def _dataset(
     name: str | None,
     description: str | None,
     doc_form: DocForm = "paragraph",
+    embedding_options: Mapping[str, Any] | None = None,
 ) -> tuple[Dataset, str | None]:
     """The set's dataset, and why it was (re)built: None when it already existed and is kept
     (resumed or reused, as :func:`ingest` decides)."""
@@ -94,14 +95,17 @@ def _dataset(
         dataset = kb.dataset(name)
         wanted = embedding_model or kb.settings.embedding_model
         outdated = _outdated_terms(dataset.tokenizer_settings)
-        if not rebuild and dataset.embedding_model == wanted and outdated is None:
+        options = dict(embedding_options or {})
+        same_model = dataset.embedding_model == wanted and dataset.embedding_options == options
+        if not rebuild and same_model and outdated is None:
             if dataset.description != description:
                 dataset.update(description=description)
             return dataset, None
         if rebuild:
             built = "rebuilt (--rebuild)"
-        elif dataset.embedding_model != wanted:
-            built = f"rebuilt (embedding model {dataset.embedding_model})"
+        elif not same_model:
+            given = f" {dataset.embedding_options}" if dataset.embedding_options else ""
+            built = f"rebuilt (embedding model {dataset.embedding_model}{given})"
         else:
             built = f"rebuilt ({outdated})"
         kb.delete_dataset(name)
@@ -109,7 +113,11 @@ def _dataset(
         pass
     rule = {"doc_form": doc_form}  # parents as large as the paragraph run's segments
     dataset = kb.create_dataset(
-        name, description=description, embedding_model=embedding_model, process_rule=rule
+        name,
+        description=description,
+        embedding_model=embedding_model,
+        embedding_options=dict(embedding_options or {}),
+        process_rule=rule,
     )
     return dataset, built
 
@@ -175,6 +183,7 @@ def ingest(
     name: str | None = None,
     description: str | None = None,
     doc_form: DocForm = "paragraph",
+    embedding_options: Mapping[str, Any] | None = None,
 ) -> tuple[Dataset, dict[str, Any]]:
     """Build, resume or reuse the set's dataset (named ``eval-<set>-<mode>[-<doc_form>]`` unless
     ``name`` is given); returns it with ingest figures. ``doc_form`` ``hierarchical_model``
@@ -186,7 +195,9 @@ def ingest(
     caller decides whether scores over an incomplete corpus are acceptable."""
     if doc_form != "paragraph" and mode == "passage":
         raise ZhikuError("passage mode indexes the corpus lines as given; a doc_form needs document mode")
-    dataset, built = _dataset(kb, eval_set, mode, embedding_model, rebuild, name, description, doc_form)
+    dataset, built = _dataset(
+        kb, eval_set, mode, embedding_model, rebuild, name, description, doc_form, embedding_options
+    )
     units = _units(eval_set, mode)
     before = coverage(kb, dataset)
     missing = _missing(units, before, mode)
@@ -382,14 +393,22 @@ def calibration_samples(
     count: int,
     *,
     embedding_model: str | None = None,
+    embedding_options: Mapping[str, Any] | None = None,
     on_progress: Progress | None = None,
     on_notice: Notice | None = None,
 ) -> list[Sample]:
     """The hits (top :data:`~zhiku.evaluation.calibration.SAMPLE_TOP_K`, default hybrid search, no
     threshold) of ``count`` of the set's judged questions and of ``count`` questions of the
-    ``others``, with their evidence and judgement: what a calibration is fitted on (passage mode)."""
+    ``others``, with their evidence and judgement: what a calibration is fitted on (passage mode).
+    ``embedding_options`` create the model (a ``transformers`` directory, an endpoint)."""
     dataset, _ = ingest(
-        kb, eval_set, "passage", embedding_model=embedding_model, on_progress=on_progress, on_notice=on_notice
+        kb,
+        eval_set,
+        "passage",
+        embedding_model=embedding_model,
+        embedding_options=embedding_options,
+        on_progress=on_progress,
+        on_notice=on_notice,
     )
     config = RetrievalConfig().merged({"top_k": SAMPLE_TOP_K, "score_threshold": None})
     judged = [qid for qid in eval_set.queries if eval_set.qrels.get(qid)]

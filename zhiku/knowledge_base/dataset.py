@@ -29,6 +29,7 @@ from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.knowledge_base.indexing.segments import SegmentEditor
 from zhiku.knowledge_base.metadata import DatasetMetadata
 from zhiku.knowledge_base.sections import DatasetSections, SectionInfo
+from zhiku.retrieval.relevance import Calibration
 
 
 class Dataset:
@@ -69,6 +70,11 @@ class Dataset:
     @property
     def embedding_model(self) -> str:
         return self._settings.embedding_model
+
+    @property
+    def embedding_options(self) -> dict[str, Any]:
+        """The options its embedding model was created with (a directory, an endpoint)."""
+        return self._settings.embedding_options
 
     @property
     def tokenizer_settings(self) -> dict[str, Any]:
@@ -191,6 +197,11 @@ class Dataset:
     def metadata(self) -> DatasetMetadata:
         """The dataset's metadata fields, its documents' values, and filters over them."""
         return DatasetMetadata(self._context.sessions, self.id)
+
+    @property
+    def calibration(self) -> Calibration:
+        """How its hits' relevance is scored, and from which file (opens its index)."""
+        return self._context.index(self.id).calibration
 
     def persist_query_embeddings(self, upcoming: Sequence[str] = ()) -> None:
         """Keep query embeddings in the database cache too (evaluations repeat their queries),

@@ -86,6 +86,10 @@ class DatasetSettings:
         return self._row().embedding_model
 
     @property
+    def embedding_options(self) -> dict[str, Any]:
+        return dict(self._row().embedding_options or {})
+
+    @property
     def tokenizer_settings(self) -> dict[str, Any]:
         return dict(self._row().tokenizer_settings or {})
 

@@ -243,8 +243,11 @@ class DatasetSearch:
 
     def _evidence_channels(self, channels: Sequence[Channel]) -> list[Channel]:
         """Channels searched only for the relevance's evidence: BM25 beside a keyword-only search
-        (whose postings' weights are no evidence a calibration reads)."""
-        if self._calibration is None or "semantic" in channels or "full_text" in channels:
+        (whose postings' weights are no evidence a calibration reads), and beside a semantic-only
+        one when the calibration cannot read this model's cosine (see ``lexical_only``)."""
+        if self._calibration is None or "full_text" in channels:
+            return []
+        if "semantic" in channels and "cosine" in self._calibration.reads:
             return []
         return ["full_text"] if "full_text" in self._channels else []
 

@@ -40,9 +40,9 @@ from zhiku.knowledge_base.indexing.store_changes import StoreChanges
 from zhiku.knowledge_base.runtime.db_locks import DatasetLock
 from zhiku.knowledge_base.segment_catalog import ServedSegments
 from zhiku.providers.embedding import CachedEmbedding, create_embedding_model
+from zhiku.retrieval.calibration_files import calibration_for
 from zhiku.retrieval.channels import FullTextChannel, KeywordChannel, SemanticChannel
 from zhiku.retrieval.dataset_search import DatasetSearch
-from zhiku.retrieval.relevance import shipped_calibration
 from zhiku.text.tokenizer import Tokenizer
 
 
@@ -116,6 +116,8 @@ class DatasetIndex:
         self.journal = PointJournal(self)
         self.document_writes = DocumentWrites(self)
         self.segment_writes = SegmentWrites(self)
+        #: how this dataset's hits are scored (:func:`calibration_for`; ``source`` says from where)
+        self.calibration = calibration_for(dataset.embedding_model, settings.home, self.embedding.name)
         self.search_service = DatasetSearch(
             {
                 "semantic": SemanticChannel(self.embedding, self.vector),
@@ -123,7 +125,7 @@ class DatasetIndex:
                 "keyword": KeywordChannel(self.keywords, self.child_keywords, self.catalog, self),
             },
             catalog=self.catalog,
-            calibration=shipped_calibration(dataset.embedding_model),
+            calibration=self.calibration,
         )
 
     @property
