@@ -29,6 +29,7 @@ from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.knowledge_base.indexing.segments import SegmentEditor
 from zhiku.knowledge_base.metadata import DatasetMetadata
 from zhiku.knowledge_base.sections import DatasetSections, SectionInfo
+from zhiku.retrieval.calibration_files import calibration_for
 from zhiku.retrieval.relevance import Calibration
 
 
@@ -200,8 +201,10 @@ class Dataset:
 
     @property
     def calibration(self) -> Calibration:
-        """How its hits' relevance is scored, and from which file (opens its index)."""
-        return self._context.index(self.id).calibration
+        """How its hits' relevance is scored, and from which file. Opens its embedding model (for
+        the model's exact name), not its stores: a command beside a running server reads it too."""
+        model = self._context.embedding(self.id)
+        return calibration_for(self.embedding_model, self._context.settings.home, model.name)
 
     def persist_query_embeddings(self, upcoming: Sequence[str] = ()) -> None:
         """Keep query embeddings in the database cache too (evaluations repeat their queries),
