@@ -72,6 +72,27 @@ def test_one_pass_optimizes_a_settled_dataset_past_its_bound_and_only_it(tmp_pat
         assert kb.dataset_index(big.id).fulltext.reweight(tolerance=0.0) == 0
 
 
+def test_a_large_dataset_below_its_own_bound_is_not_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the smallest bound (3) but under its tenth (40 points: bound 4): no write lock
+    taken, no stores opened, every poll."""
+    with open_kb(
+        tmp_path, optimize_min_changes=3, optimize_change_fraction=0.1, optimize_quiet_seconds=0
+    ) as kb:
+        ds = kb.create_dataset("big", process_rule={"max_tokens": 30, "chunk_overlap": 0})
+        ds.add_text("all.md", "\n\n".join(TEXTS * 5))
+        ds.optimize()
+        points = len(ds.segments())
+        assert points >= 40, points
+        for number in range(3):
+            ds.add_text(f"{number}.md", f"第{number}篇新加的茶园笔记：白毫银针。")
+        opened: list[str] = []
+        monkeypatch.setattr(kb, "dataset_index", lambda dataset_id: opened.append(dataset_id))
+        assert AutoOptimizer(kb).run_once() == []
+        assert opened == []
+
+
 def test_a_dataset_is_due_only_once_settled(tmp_path: Path) -> None:
     with open_kb(tmp_path, optimize_min_changes=2, optimize_quiet_seconds=0) as kb:
         ds = kb.create_dataset("tea")

@@ -170,6 +170,9 @@ class AutoOptimizer:
                 break
             if self._retry_at.get(dataset_id, 0.0) > time.monotonic():
                 continue
+            # a large dataset past the smallest bound but not its own: no lock, no opened stores
+            if not self._due(dataset_id):
+                continue
             if self._optimize(dataset_id):
                 done.append(dataset_id)
         return done
