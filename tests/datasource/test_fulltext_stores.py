@@ -200,20 +200,24 @@ def test_attainable_is_every_query_term_at_its_idf_saturated(opener: Opener) -> 
 
 
 def test_a_long_query_reads_a_bounded_number_of_terms(tmp_path: Path) -> None:
+    """The new terms of a query are looked up in one batch, at most 64 of them; the rest count
+    as the rarest."""
     store = EdgeSparseBM25Store(tmp_path / "bm25")
     try:
         store.upsert(RECORDS)
-        searches = 0
-        search = store._collection.search
+        batches: list[int] = []
+        best_points = store._collection.best_points
 
-        def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
-            nonlocal searches
-            searches += 1
-            return search(*args, **kwargs)
+        def counting(queries, **kwargs):  # type: ignore[no-untyped-def]
+            batches.append(len(queries))
+            return best_points(queries, **kwargs)
 
-        store._collection.search = counting  # type: ignore[method-assign]
+        store._collection.best_points = counting  # type: ignore[method-assign]
         assert store.attainable([f"word{i}" for i in range(1000)] + ["apple"]) > 0
-        assert searches == 64
+        assert batches == [64]
+        # word1 was looked up; apple was not (past the bound), so it is now, with tree
+        store.attainable(["word1", "apple", "tree"])
+        assert batches == [64, 2]
     finally:
         store.close()
 

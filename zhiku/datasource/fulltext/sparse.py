@@ -228,8 +228,8 @@ class SparseBM25Store(PointStore):
         does not make its matches look poor.
 
         Qdrant keeps the IDF to itself: a term's IDF is read as the score of the term alone at
-        its best record divided by that record's stored weight (one search and one read per term),
-        and kept while the store's size stays within 1% of what it was.
+        its best record divided by that record's stored weight (the new terms of a query searched
+        as one batch), and kept while the store's size stays within 1% of what it was.
         """
         weights = bm25_math.query_weights(query_tokens)
         if not weights:
@@ -247,32 +247,20 @@ class SparseBM25Store(PointStore):
             cache = self._idf_cache
             idf = {term: cache[term] for term in terms if term in cache}
         unseen = bm25_math.lucene_idf(docs, 1)
-        best: dict[int, tuple[str, float]] = {}
-        probed = 0
-        for term in terms:
-            if term in idf:
-                continue
-            if probed == _MAX_PROBES:  # a very long query: its other terms count as the rarest
-                idf[term] = unseen
-                continue
-            probed += 1
-            found = self._collection.search(SparseValues([term], [1.0]), 1, summaries=True)
-            if found and found[0][1] > 0.0:
-                best[term] = found[0]
-            else:
-                idf[term] = unseen
-        if best:
-            ids = list(dict.fromkeys(point_id for point_id, _ in best.values()))
-            points = {p.id: p for p in self._collection.get_points(ids, True)}
-            for term, (point_id, score) in best.items():
-                point = points.get(point_id)
-                stored = 0.0
-                if point is not None and isinstance(point.vector, SparseValues):
-                    stored = dict(zip(point.vector.indices, point.vector.values, strict=True)).get(term, 0.0)
-                idf[term] = score / stored if stored > 0.0 else unseen
+        # a very long query: terms past the first _MAX_PROBES unknown ones count as the rarest
+        unknown = [term for term in terms if term not in idf]
+        probed, rest = unknown[:_MAX_PROBES], unknown[_MAX_PROBES:]
+        found = self._collection.best_points([SparseValues([term], [1.0]) for term in probed], summaries=True)
+        looked_up: dict[int, float] = {}
+        for term, best in zip(probed, found, strict=True):
+            stored = 0.0
+            if best is not None and best[1] > 0.0 and isinstance(best[0].vector, SparseValues):
+                vector = best[0].vector
+                stored = dict(zip(vector.indices, vector.values, strict=True)).get(term, 0.0)
+            looked_up[term] = best[1] / stored if best is not None and stored > 0.0 else unseen
         with self._idf_lock:
-            cache.update(idf)
-        return idf
+            cache.update(looked_up)  # not the terms past the bound: they were not looked up
+        return {**idf, **looked_up, **dict.fromkeys(rest, unseen)}
 
     # -- lifecycle ---------------------------------------------------------------------------
 

@@ -105,6 +105,14 @@ class PointCollection(Protocol):
         (qdrant-client's local mode), so nothing is counted."""
         ...
 
+    def best_points(
+        self, queries: Sequence[VectorValue], *, summaries: bool = False
+    ) -> list[tuple[PointData, float] | None]:
+        """Each query's best enabled point, with its vector and score (None where none scores),
+        searched as one batch: what several one-point searches and a read of their vectors cost
+        in one round."""
+        ...
+
     def get_points(self, ids: Sequence[str], with_vector: bool) -> list[PointData]: ...
 
     def scroll(self, with_vector: bool, page_size: int = 1024) -> Iterator[PointData]:

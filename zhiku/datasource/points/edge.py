@@ -252,6 +252,28 @@ class EdgeCollection:
         with self._reading() as shard, store_errors("search", self._where):
             return [(str(p.id), float(p.score)) for p in shard.query(request)]
 
+    def best_points(
+        self, queries: Sequence[VectorValue], *, summaries: bool = False
+    ) -> list[tuple[PointData, float] | None]:
+        if not queries:
+            return []
+        requests = [
+            qe.QueryRequest(
+                limit=1,
+                query=qe.Query.Nearest(self._vector(query), using=self.spec.name),
+                filter=_search_filter(None, summaries),
+                with_payload=True,
+                with_vector=[self.spec.name],
+            )
+            for query in queries
+        ]
+        with self._reading() as shard, store_errors("search", self._where):
+            found = shard.query_batch(qe.QueryBatchRequest(requests))
+        return [
+            (point_from_record(best[0], self.spec, True), float(best[0].score)) if best else None
+            for best in found
+        ]
+
     def admitted(self, scope: DocumentScope | None, *, summaries: bool = False) -> int:
         request = qe.CountRequest(exact=False, filter=_search_filter(scope, summaries))
         with self._reading() as shard, store_errors("count", self._where):

@@ -235,6 +235,31 @@ class ClientCollection:
             )
         return [(str(p.id), float(p.score)) for p in response.points]
 
+    def best_points(
+        self, queries: Sequence[VectorValue], *, summaries: bool = False
+    ) -> list[tuple[PointData, float] | None]:
+        if not queries:
+            return []
+        requests = [
+            models.QueryRequest(
+                query=self._vector(query),
+                using=self.spec.name,
+                filter=_search_filter(None, summaries),
+                limit=1,
+                with_payload=True,
+                with_vector=[self.spec.name],
+            )
+            for query in queries
+        ]
+        with self._guard("search"):
+            found = self._require().query_batch_points(self.collection, requests)
+        return [
+            (point_from_record(best.points[0], self.spec, True), float(best.points[0].score))
+            if best.points
+            else None
+            for best in found
+        ]
+
     def admitted(self, scope: DocumentScope | None, *, summaries: bool = False) -> int:
         if self.local:
             return 0
