@@ -71,3 +71,17 @@ def test_a_worker_leases_under_its_celery_name(tmp_path: Path) -> None:
         assert runtime.owner.startswith("solo@host:")
     finally:
         runtime.close()
+
+
+def test_status_names_the_datasets_whose_index_build_is_pending(tmp_path: Path) -> None:
+    """Points written since a dataset's last optimize are the background optimize's work to do."""
+    import zhiku.benchmarking  # noqa: F401
+
+    with KnowledgeBase.open(tmp_path / "home") as kb:
+        tea = kb.create_dataset("tea", embedding_model="synthetic")
+        kb.create_dataset("empty", embedding_model="synthetic")
+        tea.add_text("notes.txt", "Oolong is rolled.\n\nGreen tea is steamed or pan-fired.")
+        pending = queue_status(kb).unoptimized
+        assert list(pending) == ["tea"] and pending["tea"] > 0
+        tea.optimize()
+        assert queue_status(kb).unoptimized == {}

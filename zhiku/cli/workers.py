@@ -36,7 +36,7 @@ def worker(ctx: click.Context, concurrency: int, name: str | None) -> None:
 )
 @click.pass_context
 def status(ctx: click.Context, as_json: bool, ping_timeout: float) -> None:
-    """Queue depth, workers alive, running documents and documents per status."""
+    """Queue depth, workers alive, running documents, documents per status and index builds due."""
     from zhiku.core.config import Settings
     from zhiku.knowledge_base import KnowledgeBase
     from zhiku.knowledge_base.runtime.queue_status import queue_status
@@ -63,3 +63,6 @@ def status(ctx: click.Context, as_json: bool, ping_timeout: float) -> None:
         click.echo(f"prepared, waiting for the store owner: {report.prepared_waiting}")
     counts = ", ".join(f"{name} {count}" for name, count in report.documents.items()) or "none"
     click.echo(f"documents: {counts}")
+    if report.unoptimized:
+        changed = ", ".join(f"{name} {points:,} points" for name, points in report.unoptimized.items())
+        click.echo(f"changed since their last index build: {changed}")

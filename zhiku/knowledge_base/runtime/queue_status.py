@@ -1,4 +1,6 @@
-"""What ``zhiku status`` shows: the operator's first look at the indexing queue and workers."""
+"""What ``zhiku status`` shows: the operator's first look at the indexing queue and workers, and
+at the datasets whose stores changed since their indexes were last built (what the background
+optimize has still to do)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,14 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from zhiku.core.db.models import DocumentJobRow, DocumentRow, PreparedVersionRow, utcnow
+from zhiku.core.db.models import (
+    DatasetChangesRow,
+    DatasetRow,
+    DocumentJobRow,
+    DocumentRow,
+    PreparedVersionRow,
+    utcnow,
+)
 from zhiku.core.document_status import IN_PROGRESS
 from zhiku.knowledge_base.knowledge_base import KnowledgeBase
 
@@ -28,6 +37,9 @@ class QueueStatus:
     prepared_waiting: int = 0
     #: why the broker could not be asked, when it could not
     broker_error: str | None = None
+    #: per dataset name, the store points written or deleted since its indexes were last built
+    #: (datasets with none left out): the background optimize's work still to do
+    unoptimized: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -38,6 +50,7 @@ class QueueStatus:
             "prepared_waiting": self.prepared_waiting,
             "documents": self.documents,
             "broker_error": self.broker_error,
+            "unoptimized": self.unoptimized,
         }
 
 
@@ -65,6 +78,15 @@ def queue_status(kb: KnowledgeBase, *, ping_timeout: float = 1.0) -> QueueStatus
             )
         }
         prepared = int(session.scalar(select(func.count()).select_from(PreparedVersionRow)) or 0)
+        unoptimized = {
+            str(name): int(points)
+            for name, points in session.execute(
+                select(DatasetRow.name, DatasetChangesRow.points_changed)
+                .join(DatasetRow, DatasetRow.id == DatasetChangesRow.dataset_id)
+                .where(DatasetChangesRow.points_changed > 0)
+                .order_by(DatasetRow.name)
+            )
+        }
         # a lease is renewed by its worker's heartbeat thread, busy or not: one not yet run out
         # says its worker is alive even when the worker is too busy to answer a ping
         leasing = set(
@@ -81,7 +103,9 @@ def queue_status(kb: KnowledgeBase, *, ping_timeout: float = 1.0) -> QueueStatus
         )
     settings = kb.settings
     if settings.task_queue != "celery":
-        return QueueStatus("threads", documents, running=running, prepared_waiting=prepared)
+        return QueueStatus(
+            "threads", documents, running=running, prepared_waiting=prepared, unoptimized=unoptimized
+        )
     from zhiku.knowledge_base.runtime.celery_queue import celery_app, queue_depth, workers_alive
 
     app = celery_app(settings)
@@ -90,9 +114,14 @@ def queue_status(kb: KnowledgeBase, *, ping_timeout: float = 1.0) -> QueueStatus
         alive = sorted(set(workers_alive(app, ping_timeout)) | {owner_node(o) for o in leasing if o})
     except Exception as exc:  # noqa: BLE001 - an unreachable broker is part of the answer
         return QueueStatus(
-            "celery", documents, running=running, prepared_waiting=prepared, broker_error=str(exc)
+            "celery",
+            documents,
+            running=running,
+            prepared_waiting=prepared,
+            broker_error=str(exc),
+            unoptimized=unoptimized,
         )
-    return QueueStatus("celery", documents, depth, alive, running, prepared)
+    return QueueStatus("celery", documents, depth, alive, running, prepared, unoptimized=unoptimized)
 
 
 def owner_node(owner: str) -> str:
