@@ -4,6 +4,7 @@ recovery from a dropped connection, and the settings that choose the database.""
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -265,4 +266,45 @@ def test_a_record_of_many_distinct_terms_is_stored_and_found(pgvector_url: str) 
         assert [i for i, _ in store.search(["t2999"], 5)] == [long]
         assert [i for i, _ in store.search(["t7"], 5)] == [short, long]
     finally:
+        store.close()
+
+
+def test_a_cancelled_index_build_stops_and_the_next_optimize_builds_it(pgvector_url: str) -> None:
+    """A delete or a stopping server cancels a background optimize: the HNSW build is stopped on
+    the server (not left running), its transaction rolls back, and a later optimize builds it.
+    The build is held waiting by another writer's open transaction, so it cannot end first."""
+    from zhiku.core.cancellation import CancelToken, cancellable
+    from zhiku.core.errors import Cancelled
+
+    store = PgVectorStore(pgvector_url, "segments", DIM)
+    blocker = create_engine(pgvector_url.replace("postgresql://", "postgresql+psycopg://", 1))
+    try:
+        vectors = clustered(np.random.default_rng(3), 200)
+        store.upsert([VectorRecord(str(uuid.UUID(int=i + 1)), v, "doc-1") for i, v in enumerate(vectors)])
+        token = CancelToken()
+        token.cancel("dataset deleted")
+        raised: list[BaseException] = []
+
+        def optimize() -> None:
+            with cancellable(token):
+                try:
+                    store.optimize()
+                except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+                    raised.append(exc)
+
+        with blocker.connect() as writer:
+            writer.execute(text(f'UPDATE "{store.table_name}" SET enabled = enabled'))  # holds its lock
+            building = threading.Thread(target=optimize)
+            building.start()
+            building.join(120)  # a bound on a hang, not a timing: the cancel is polled every 0.2 s
+            stopped = not building.is_alive()
+            writer.rollback()  # lets an uncancelled build finish, so a failing test does not hang
+        building.join()
+        assert stopped, "the build went on waiting after its work was cancelled"
+        assert len(raised) == 1 and isinstance(raised[0], Cancelled) and "dataset deleted" in str(raised[0])
+        assert not has_graph(store)
+        store.optimize()
+        assert has_graph(store)
+    finally:
+        blocker.dispose()
         store.close()

@@ -47,8 +47,9 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError
 
+from zhiku.core.cancellation import current_token
 from zhiku.core.config import Settings
-from zhiku.core.errors import ConfigError, InvalidInput, StoreError
+from zhiku.core.errors import Cancelled, ConfigError, InvalidInput, StoreError, ZhikuError
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.points.collection import canonical_ids, store_errors
 
@@ -163,6 +164,63 @@ def check_database(settings: Settings) -> None:
             ensure_pgvector(connection, "the pgvector database")
     finally:
         _engines.release(engine)
+
+
+#: Seconds between two looks at whether a running index build was cancelled.
+_CANCEL_POLL_SECONDS = 0.2
+
+
+class BuildWatch:
+    """Stops a statement running on the connection given to :meth:`watch` when this thread's
+    work is cancelled (a background optimize gives way to a delete or a stopping server): a
+    thread polls the work's token and asks the server to cancel the statement
+    (``pg_cancel_backend``), which rolls its transaction back. See :func:`cancellable_build`."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._token = current_token()
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.reason: str | None = None
+
+    def watch(self, connection: Connection) -> None:
+        if self._token is None:
+            return
+        pid = int(connection.scalar(select(func.pg_backend_pid())) or 0)
+        self._thread = threading.Thread(target=self._poll, args=(pid,), name="zhiku-build-watch", daemon=True)
+        self._thread.start()
+
+    def _poll(self, pid: int) -> None:
+        assert self._token is not None
+        while not self._done.wait(_CANCEL_POLL_SECONDS):
+            try:
+                self._token.check()
+            except ZhikuError as exc:  # cancelled, or out of time
+                self.reason = str(exc)
+                with self._engine.connect() as other:
+                    other.execute(select(func.pg_cancel_backend(pid)))
+                return
+
+    def stop(self) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+@contextmanager
+def cancellable_build(engine: Engine) -> Iterator[BuildWatch]:
+    """``with cancellable_build(engine) as build:`` then ``build.watch(connection)`` before a long
+    statement (an HNSW index build): cancelling this thread's work stops the statement and the
+    block raises :class:`~zhiku.core.errors.Cancelled` with the work's reason."""
+    build = BuildWatch(engine)
+    try:
+        yield build
+    except StoreError as exc:
+        if build.reason is not None:
+            raise Cancelled(build.reason) from exc
+        raise
+    finally:
+        build.stop()
 
 
 class PgPointStore:

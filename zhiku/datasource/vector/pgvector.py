@@ -29,7 +29,13 @@ from zhiku.core.errors import StoreError
 from zhiku.core.scope import DocumentScope
 from zhiku.core.sections import ancestors
 from zhiku.datasource.points.collection import canonical_ids
-from zhiku.datasource.points.pgvector import ID_ARRAY, PgPointStore, store_url, table_prefix
+from zhiku.datasource.points.pgvector import (
+    ID_ARRAY,
+    PgPointStore,
+    cancellable_build,
+    store_url,
+    table_prefix,
+)
 from zhiku.datasource.vector.base import VectorRecord
 from zhiku.datasource.vector.dense import DEFAULT_HNSW_EF, checked_values
 
@@ -165,8 +171,15 @@ class PgVectorStore(PgPointStore):
         (5,000 384-d points: 150 against 1,700 a second, then 2.5 s to build). Once built, every
         write keeps the graph up to date. The build blocks writes, not searches, and has up to
         1 GB of ``maintenance_work_mem`` (a graph that does not fit builds many times slower).
+        A delete of the dataset or a stopping server cancels the build (its transaction rolls
+        back, and the next optimize starts it again).
         """
-        with self._errors("build the HNSW index"), self.engine.begin() as connection:
+        with (
+            cancellable_build(self.engine) as build,
+            self._errors("build the HNSW index"),
+            self.engine.begin() as connection,
+        ):
+            build.watch(connection)
             points = int(connection.scalar(select(func.count()).select_from(self.table)) or 0)
             wanted_kb = min(_BUILD_MEMORY_KB_MAX, points * (4 * self.dim + _GRAPH_BYTES_PER_POINT) // 1024)
             held_kb = int(
