@@ -159,3 +159,29 @@ def test_the_heading_before_a_short_sentence_is_not_quoted() -> None:
     guide = [Source(1, "seg-guide", "d1", "guide.md", "ds", 0, GUIDE, 0.05)]
     text, _ = ExtractiveAnswerer().answer("What temperature for green tea?", guide)
     assert text.startswith("“Brew green tea with water at 80°C.") and "##" not in text
+
+
+def test_no_sentence_of_a_two_sentence_heading_is_quoted() -> None:
+    """An FAQ page's question heading ("### Shipping cost? Delivery time?") is a heading in both its
+    sentences: the answer is what stands under it."""
+    faq_text = "### 运费是多少？多久能收到？\n\n中国大陆地区单笔订单满199元包邮，一般2-4天送达。"
+    faq = [Source(1, "seg-faq", "d1", "faq.html", "ds", 0, faq_text, 0.02)]
+    text, _ = ExtractiveAnswerer().answer("多久能收到？", faq)
+    assert "2-4天送达" in text and "###" not in text and not text.startswith("“多久能收到")
+
+
+def test_a_number_answers_how_many_for_what_the_question_names() -> None:
+    """Both sources name the gardens; the lower-ranked one holds the count asked for."""
+    grow, count = "The partner gardens grow green and white teas.", "There are 23 partner gardens."
+    about = [
+        Source(1, "seg-grow", "d1", "history.md", "ds", 0, grow, 0.02),
+        Source(2, "seg-count", "d1", "history.md", "ds", 1, count, 0.02),
+    ]
+    text, _ = ExtractiveAnswerer().answer("How many partner gardens are there?", about)
+    assert text == "“There are 23 partner gardens.”[2]"
+    stores = [
+        Source(1, "seg-tasting", "d1", "stores.md", "ds", 0, "杭州门店每天都提供免费试饮。", 0.02),
+        Source(2, "seg-count", "d1", "stores.md", "ds", 1, "杭州现有3家门店。", 0.02),
+    ]
+    text, _ = ExtractiveAnswerer().answer("杭州门店有几家？", stores)
+    assert text == "“杭州现有3家门店。”[2]"

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from zhiku.answers.citations import citations_of
 from zhiku.answers.sentences import Sentence, split_sentences, unwrap
-from zhiku.answers.source_structure import Block, Line, blocks_of, headings_of, join_lines
+from zhiku.answers.source_structure import Block, Line, blocks_of, heading_spans, headings_of, join_lines
 from zhiku.answers.sources import Source
 from zhiku.answers.types import Citation
 from zhiku.text.keywords import idf
@@ -121,12 +121,15 @@ VALUES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
         re.compile(r"\d+(?:\.\d+)?\s*(?:元|块|yuan\b|rmb\b)|[¥$€£]\s*\d"),
     ),
     (("几点", "what time"), re.compile(r"\b\d{1,2}[:：]\d{2}\b")),
+    (
+        ("几个", "多少个", "几家", "多少家", "几种", "多少种", "几位", "多少位", "how many"),
+        re.compile(rf"{_NUMBER}\s*(?:个|家|种|位|款|座|所|名|处|间)|(?<![\d.:])\b{_NUMBER}\b(?![\d.:%])"),
+    ),
     (("多少度", "温度", "水温", "how hot", "temperature"), re.compile(r"\d+\s*(?:°\s*[cf]\b|℃|度)")),
 )
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[a-z0-9]+")
-_HEADING = re.compile(r"#{1,6}\s")
 
 
 @dataclass(frozen=True)
@@ -191,12 +194,13 @@ class ExtractiveAnswerer:
             prior = 1.0 / (1.0 + RANK_DECAY * rank)
             blocks = blocks_of(source.text)
             headings = headings_of(source.text)
+            in_heading = _within(heading_spans(source.text))
             for index, sentence in enumerate(split[source.number]):
                 if any(
                     a <= sentence.start and sentence.end <= b for a, b in (block.span for block in blocks)
                 ):
                     continue
-                if _HEADING.match(sentence.text):
+                if in_heading(sentence):
                     continue
                 score = prior * self._in_section(sentence, headings, words, bigrams, valued)
                 if best is None or score > best.score:
@@ -294,13 +298,14 @@ class ExtractiveAnswerer:
         """The best sentence and the adjacent ones worth adding, in source order, within its
         section."""
         first = last = best.index
+        in_heading = _within(heading_spans(best.source.text))
         length = len(sentences[best.index].text)
         best_raw = self._score(sentences[best.index].text, words, bigrams)
         while last - first + 1 < MAX_SENTENCES:
             options = [i for i in (first - 1, last + 1) if 0 <= i < len(sentences)]
             # a heading is no part of a quote, and the next section (after its heading) is about
             # something else
-            options = [i for i in options if not _HEADING.match(sentences[i].text)]
+            options = [i for i in options if not in_heading(sentences[i])]
             fitting = [i for i in options if length + len(sentences[i].text) <= MAX_ANSWER_CHARS]
             if not fitting:
                 break
@@ -412,3 +417,8 @@ def _values_in(text: str, valued: list[tuple[str, re.Pattern[str]]]) -> list[str
     """The question's words for a value (多久) whose shape ``text`` holds (3天)."""
     folded = _fold(text)
     return [cue for cue, shape in valued if shape.search(folded)]
+
+
+def _within(spans: list[tuple[int, int]]) -> Callable[[Sentence], bool]:
+    """Whether a sentence lies in one of ``spans`` (a source's heading lines)."""
+    return lambda sentence: any(a <= sentence.start < b for a, b in spans)

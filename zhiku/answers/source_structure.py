@@ -100,6 +100,15 @@ def join_lines(text: str, lines: tuple[Line, ...]) -> str:
     return out
 
 
+_HEADING_LINE = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+(.+)$")
+
+
 def headings_of(text: str) -> list[tuple[int, str]]:
     """The markdown headings of ``text`` with their offsets."""
-    return [(m.start(), m.group(1)) for m in re.finditer(r"(?m)^[ \t]*#{1,6}[ \t]+(.+)$", text)]
+    return [(m.start(), m.group(1)) for m in _HEADING_LINE.finditer(text)]
+
+
+def heading_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text``'s markdown heading lines start and end: a heading of two sentences
+    ("### Shipping? How long?") is a heading in both."""
+    return [m.span() for m in _HEADING_LINE.finditer(text)]
