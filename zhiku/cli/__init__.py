@@ -91,7 +91,7 @@ COMMANDS = {
     "status": LazyCommand(
         "zhiku.cli.workers",
         "status",
-        "Queue depth, workers alive, running documents and documents per status.",
+        "Queue depth, workers alive, running documents, documents per status and index builds due.",
     ),
     "apikey": LazyCommand("zhiku.cli.keys", "apikey", "Create, list and revoke HTTP API keys."),
     "console-password": LazyCommand(
