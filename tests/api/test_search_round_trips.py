@@ -4,6 +4,7 @@ the library or through the API's retrieve endpoint."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -25,11 +26,15 @@ METHODS = ("hybrid_search", "semantic_search", "full_text_search")
 
 @contextmanager
 def statements(engine: Engine) -> Iterator[list[str]]:
-    """The SQL statements sent to ``engine`` inside the block, in order."""
+    """The SQL statements this thread sends to ``engine`` inside the block, in order (the app's
+    background threads — indexing workers, the optimizer's poll — query the same engine when
+    they will, and are not the search's)."""
     sent: list[str] = []
+    caller = threading.get_ident()
 
     def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        sent.append(statement)
+        if threading.get_ident() == caller:
+            sent.append(statement)
 
     event.listen(engine, "before_cursor_execute", record)
     try:
