@@ -255,24 +255,10 @@ class EdgeCollection:
     def best_points(
         self, queries: Sequence[VectorValue], *, summaries: bool = False
     ) -> list[tuple[PointData, float] | None]:
-        if not queries:
-            return []
-        requests = [
-            qe.QueryRequest(
-                limit=1,
-                query=qe.Query.Nearest(self._vector(query), using=self.spec.name),
-                filter=_search_filter(None, summaries),
-                with_payload=True,
-                with_vector=[self.spec.name],
-            )
-            for query in queries
-        ]
+        requests = [_best_point(self._vector(query), self.spec.name, summaries) for query in queries]
         with self._reading() as shard, store_errors("search", self._where):
-            found = shard.query_batch(qe.QueryBatchRequest(requests))
-        return [
-            (point_from_record(best[0], self.spec, True), float(best[0].score)) if best else None
-            for best in found
-        ]
+            found = shard.query_batch(qe.QueryBatchRequest(requests)) if requests else []
+        return [(point_from_record(b[0], self.spec, True), float(b[0].score)) if b else None for b in found]
 
     def admitted(self, scope: DocumentScope | None, *, summaries: bool = False) -> int:
         request = qe.CountRequest(exact=False, filter=_search_filter(scope, summaries))
@@ -393,6 +379,14 @@ def _search_filter(scope: DocumentScope | None, summaries: bool) -> qe.Filter:
     if scope is not None and scope.section is not None:
         must.append(qe.FieldCondition(SECTIONS_KEY, match=qe.MatchValue(scope.section)))
     return qe.Filter(must=must, must_not=must_not or None)
+
+
+def _best_point(vector: Any, name: str, summaries: bool) -> qe.QueryRequest:
+    """The request for the one best enabled point of ``vector``, with its vector."""
+    nearest = qe.Query.Nearest(vector, using=name)
+    return qe.QueryRequest(
+        limit=1, query=nearest, filter=_search_filter(None, summaries), with_payload=True, with_vector=[name]
+    )
 
 
 def _sibling(path: Path, suffix: str) -> Path:
