@@ -1,6 +1,6 @@
 """Group a heading-structured text into sections, one Document each.
 
-Markdown and DOCX files are cut at their top headings (level 1 and 2 by default): a section is
+Markdown, HTML and DOCX files are cut at their top headings (level 1 and 2 by default): a section is
 what a reader sees as one topic, small enough to be retrieved on its own and large enough that
 the splitter, not the extractor, decides chunk sizes. Deeper headings stay inside the section's
 text. Each section keeps its heading line in the text and records the heading path
