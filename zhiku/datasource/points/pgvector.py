@@ -180,6 +180,7 @@ class BuildWatch:
         self._engine = engine
         self._token = current_token()
         self._done = threading.Event()
+        self._lock = threading.Lock()  # a cancel is never sent once stop() has begun
         self._thread: threading.Thread | None = None
         self.reason: str | None = None
 
@@ -196,13 +197,19 @@ class BuildWatch:
             try:
                 self._token.check()
             except ZhikuError as exc:  # cancelled, or out of time
-                self.reason = str(exc)
-                with self._engine.connect() as other:
-                    other.execute(select(func.pg_cancel_backend(pid)))
+                with self._lock:
+                    if self._done.is_set():
+                        return
+                    self.reason = str(exc)
+                    with self._engine.connect() as other:
+                        other.execute(select(func.pg_cancel_backend(pid)))
                 return
 
     def stop(self) -> None:
-        self._done.set()
+        """Stop watching; call it before the watched connection goes back to the pool, so that no
+        cancel reaches another statement on it."""
+        with self._lock:
+            self._done.set()
         if self._thread is not None:
             self._thread.join()
 

@@ -193,6 +193,7 @@ class PgVectorStore(PgPointStore):
                     " USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 100)"
                 )
             )
+            build.stop()  # before the connection goes back to the pool
         super().optimize()
 
     def _admitted_at_most(self, connection: Connection, served: list[ColumnElement[bool]], most: int) -> bool:
