@@ -133,7 +133,10 @@ def _edge_vector(settings: Settings, dataset_id: str, dim: int, /) -> VectorStor
     from zhiku.datasource.vector.edge import EdgeVectorStore
 
     return EdgeVectorStore(
-        settings.qdrant_path / dataset_id / "dense", dim=dim, build_time_limit=settings.index_build_time_limit
+        settings.qdrant_path / dataset_id / "dense",
+        dim=dim,
+        build_time_limit=settings.index_build_time_limit,
+        search_threads=settings.edge_search_threads,
     )
 
 
@@ -151,7 +154,9 @@ def _edge_fulltext(settings: Settings, dataset_id: str, /) -> FullTextStore:
     from zhiku.datasource.fulltext.sparse import EdgeSparseBM25Store
 
     return EdgeSparseBM25Store(
-        settings.qdrant_path / dataset_id / "bm25", build_time_limit=settings.index_build_time_limit
+        settings.qdrant_path / dataset_id / "bm25",
+        build_time_limit=settings.index_build_time_limit,
+        search_threads=settings.edge_search_threads,
     )
 
 

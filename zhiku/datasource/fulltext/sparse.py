@@ -274,7 +274,8 @@ class SparseBM25Store(PointStore):
 
 class EdgeSparseBM25Store(SparseBM25Store):
     """BM25 in an embedded qdrant-edge shard at ``path`` (one process at a time, like the vectors);
-    ``build_time_limit`` as for the vectors' :class:`~zhiku.datasource.points.edge.EdgeCollection`."""
+    ``build_time_limit`` and ``search_threads`` as for the vectors'
+    :class:`~zhiku.datasource.points.edge.EdgeCollection`."""
 
     def __init__(
         self,
@@ -282,12 +283,17 @@ class EdgeSparseBM25Store(SparseBM25Store):
         k1: float = bm25_math.DEFAULT_K1,
         b: float = bm25_math.DEFAULT_B,
         build_time_limit: float | None = None,
+        search_threads: int = 1,
     ) -> None:
         from zhiku.datasource.points.edge import EdgeCollection
 
         self.path = Path(path)
         collection = EdgeCollection(
-            self.path, VectorSpec(SPARSE), integer_indexes=[LENGTH_KEY], build_time_limit=build_time_limit
+            self.path,
+            VectorSpec(SPARSE),
+            integer_indexes=[LENGTH_KEY],
+            build_time_limit=build_time_limit,
+            search_threads=search_threads,
         )
         super().__init__(collection, k1, b)
 

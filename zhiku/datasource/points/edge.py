@@ -97,6 +97,10 @@ class EdgeCollection:
     process on a copy (see the module docstring), killed after ``build_time_limit`` seconds (None:
     :data:`BUILD_SECONDS` plus :data:`BUILD_SECONDS_PER_POINT` per point). Thread-safe: reads wait
     only for a swap.
+
+    ``search_threads``: the shard's search pool, which reads its segments side by side. Its idle
+    threads spin for work before they sleep (``sched_yield``), so a pool as wide as qdrant-edge's
+    default (8, on any machine) costs a small search more CPU than it saves: 1 by default.
     """
 
     #: qdrant-edge-py 0.9 keeps the GIL while it searches (200 searches of two shards take 2.6x
@@ -111,9 +115,11 @@ class EdgeCollection:
         index_threshold_kb: int | None = None,
         child_build_min_points: int | None = None,
         build_time_limit: float | None = None,
+        search_threads: int = 1,
     ) -> None:
         self.path = Path(path)
         self.spec = spec
+        self.search_threads = search_threads
         self._where = f"qdrant-edge shard {self.path}"
         self.index_threshold_kb = index_threshold_kb
         #: whether anything was written since the shard was opened or flushed: closing a shard
@@ -144,6 +150,7 @@ class EdgeCollection:
             return qe.EdgeConfig(
                 sparse_vectors={self.spec.name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
                 optimizers=qe.EdgeOptimizersConfig(deleted_threshold=1e-9, vacuum_min_vector_number=1),
+                max_search_threads=self.search_threads,
             )
         assert self.spec.dim is not None
         threshold = self.index_threshold_kb
@@ -151,6 +158,7 @@ class EdgeCollection:
             vectors={self.spec.name: qe.EdgeVectorParams(size=self.spec.dim, distance=qe.Distance.Cosine)},
             hnsw_config=None if threshold is None else qe.HnswIndexConfig(16, 100, threshold),
             optimizers=None if threshold is None else qe.EdgeOptimizersConfig(indexing_threshold=threshold),
+            max_search_threads=self.search_threads,
         )
 
     def _open(self) -> qe.EdgeShard:
