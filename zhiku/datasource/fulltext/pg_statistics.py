@@ -97,13 +97,21 @@ class CorpusStatistics:
                 )
             )
 
+    def held(self, connection: Connection, terms: Sequence[int]) -> tuple[int, dict[int, int]]:
+        """The number of records (at least 1), and how many records hold each of ``terms`` that
+        some record holds (one statement: the stats row beside the terms' rows, a row of nulls
+        when none is held)."""
+        held = self.term_docs.c.term == any_(literal(list(terms), _INT_ARRAY))
+        rows = connection.execute(
+            select(self.stats.c.docs, self.term_docs.c.term, self.term_docs.c.docs)
+            .select_from(self.stats.outerjoin(self.term_docs, held))
+            .where(self.stats.c.id == _STATS_ROW)
+        ).all()
+        return max(int(rows[0][0]), 1), {
+            int(term): int(count) for _, term, count in rows if term is not None and count > 0
+        }
+
     def idf(self, connection: Connection, terms: Sequence[int]) -> tuple[int, dict[int, float]]:
         """The number of records, and the IDF of each of ``terms`` some record holds."""
-        docs, _ = self.read(connection)
-        held = connection.execute(
-            select(self.term_docs.c.term, self.term_docs.c.docs).where(
-                self.term_docs.c.term == any_(literal(list(terms), _INT_ARRAY))
-            )
-        ).all()
-        n = max(docs, 1)
-        return n, {int(term): bm25_math.lucene_idf(n, int(count)) for term, count in held if count > 0}
+        n, held = self.held(connection, terms)
+        return n, {term: bm25_math.lucene_idf(n, count) for term, count in held.items()}
