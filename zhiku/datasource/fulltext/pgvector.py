@@ -1,24 +1,26 @@
-"""BM25 on PostgreSQL: each record's saturated term frequencies as a pgvector ``sparsevec``, the IDF
-in the query vector.
+"""BM25 on PostgreSQL: each record's saturated term frequencies as a pgvector ``sparsevec`` and
+in an inverted index beside it, the IDF in the query.
 
 The scores are those of ``sparse.py`` (Lucene's BM25, the dataset's own tokens, see
 ``bm25_math``); what Qdrant's IDF modifier does at query time is done here from a table of
-document frequencies: the query vector holds each term's count times its IDF, and the score is
-the inner product (``<#>``) with the record's stored weights.
+document frequencies: a record's score is the sum, over the query's terms, of the term's count
+times its IDF times the record's weight for it.
 
-The records' table (``<table>``: ``length``, ``terms`` and their ``counts``, the ``weights``
-and the corpus statistics each record was weighted with) has two statistics tables beside it
-(:mod:`.pg_statistics`): records per term, and the number of records and their total length.
+The records' table (``<table>``: ``length``, ``terms`` and their ``counts``, the ``weights``,
+the corpus statistics each record was weighted with and its ``posting_key``) has three tables
+beside it: records per term and the number of records and their total length
+(:mod:`.pg_statistics`), and the postings (:mod:`.pg_postings`).
 
-Every write updates the three in one transaction holding the stats row's lock, so the
-statistics cannot drift from the records and any number of processes may write (one at a time
-per dataset) and read.
+Every write updates them in one transaction holding the stats row's lock, so the statistics
+cannot drift from the records and any number of processes may write (one at a time per dataset)
+and read.
 
-Search is exact: the records sharing a query term are found through a GIN index on ``terms``
-and ranked by ``<#>``. (An HNSW index on ``sparsevec`` would be approximate and refuses records
-of more than 1,000 distinct terms.) Term ids are the 32-bit hashes of ``bm25_math.term_id``
-folded below pgvector's 10⁹ sparse dimensions, which merges about four pairs of terms in a
-90,000-token vocabulary instead of one.
+Search is exact. It sums the postings of the query's terms, then reads the rows of the best
+keys (dropping dead keys and what the search does not admit) until ``limit`` are found. A search
+restricted to few records (a list of documents, a section) ranks those records' ``weights``
+instead. Term ids are the 32-bit hashes of ``bm25_math.term_id`` folded below pgvector's 10⁹
+sparse dimensions, which merges about four pairs of terms in a 90,000-token vocabulary instead
+of one.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
 from pgvector import SparseVector
 from pgvector.sqlalchemy import SPARSEVEC
 from sqlalchemy import (
@@ -53,6 +56,7 @@ from zhiku.core.scope import DocumentScope
 from zhiku.core.sections import ancestors
 from zhiku.datasource.fulltext import bm25_math
 from zhiku.datasource.fulltext.base import TextRecord
+from zhiku.datasource.fulltext.pg_postings import ScoredKeys, TermPostings
 from zhiku.datasource.fulltext.pg_statistics import CorpusStatistics
 from zhiku.datasource.fulltext.sparse import OPTIMIZE_TOLERANCE
 from zhiku.datasource.points.collection import canonical_ids
@@ -60,34 +64,30 @@ from zhiku.datasource.points.pgvector import ID_ARRAY, PgPointStore, store_url, 
 
 #: pgvector's largest ``sparsevec`` dimension count; term ids are folded below it.
 SPARSE_DIM = 1_000_000_000
+#: Admitted records up to which a restricted search ranks them all from their rows (about what
+#: reading the postings costs; the search counts them first, and stops counting past it).
+RANK_ADMITTED_MAX = 2_000
+#: The best keys read at first per hit asked for: more than ``limit``, for the dead keys and the
+#: records a search does not admit; each further read takes four times as many.
+CANDIDATES_PER_HIT = 2
 _INT_ARRAY = ARRAY(Integer)
+#: The columns a record's weights come from.
+_WEIGHTED_WITH = ("posting_key", "length", "terms", "counts", "corpus_docs", "corpus_length", "k1", "b")
+_KEY_ARRAY = ARRAY(BigInteger)
 _REWEIGHT_BATCH = 1024
-#: For this transaction: find the records sharing a query term through the GIN index. The
-#: planner prices ``&&`` on integer arrays like any operator and chooses a sequential scan once
-#: a few tenths of the records share a term; the overlap test then runs against every record's
-#: terms (26 ms at 10,000 records, 5 ms through the index). No JIT: a search plans in ~0.5 ms.
-_THROUGH_TERM_INDEX = text(
-    "SELECT set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true)"
-)
+#: For this transaction: read rows through an index. The planner would scan the table for a
+#: few hundred posting keys or a list of documents; no JIT: a search plans in ~0.5 ms.
+_THROUGH_INDEXES = text("SELECT set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true)")
 
 
-#: The first pass of a search ranks the records holding the rarest query terms, as few terms as
-#: hold this many records per hit asked for between them: enough for a threshold near the final
-#: one, few enough to rank quickly (at 10,000 records the rarer half of a long query's terms was
-#: held by some 1,900 records).
-FIRST_PASS_RECORDS_PER_HIT = 4
-
-
-def _rarest(held: dict[int, int], records: int) -> list[int]:
-    """The rarest terms of ``held`` (term → records holding it), as few as hold ``records``
-    records between them (all terms if they hold fewer)."""
-    chosen, total = [], 0
-    for term in sorted(held, key=lambda term: (held[term], term)):
-        chosen.append(term)
-        total += held[term]
-        if total >= records:
-            break
-    return chosen
+def _weighted_with(row: Any) -> dict[int, float]:
+    """The weights a record row holds, from its terms, counts and the statistics it was weighted
+    with."""
+    avgdl = bm25_math.average_length(row.corpus_docs, row.corpus_length)
+    weights = bm25_math.document_weights(
+        dict(zip(row.terms, row.counts, strict=True)), row.length, avgdl, row.k1, row.b
+    )
+    return {term: w for term, w in weights.items() if w > 0.0}
 
 
 def folded_counts(tokens: Iterable[str]) -> dict[int, int]:
@@ -122,15 +122,51 @@ class PgBM25Store(PgPointStore):
             Column("corpus_length", BigInteger, nullable=False),
             Column("k1", Float, nullable=False),
             Column("b", Float, nullable=False),
+            Column("posting_key", BigInteger, nullable=False),
         ]
         super().__init__(url, table, columns)
 
     def _create(self, connection: Connection) -> None:
-        self.statistics = CorpusStatistics(self.metadata, self.table_name)
-        Index(f"{self.table_name}_terms_gin", self.table.c.terms, postgresql_using="gin")
-        Index(f"{self.table_name}_sections", self.table.c.sections, postgresql_using="gin")
+        name = self.table_name
+        self.statistics = CorpusStatistics(self.metadata, name)
+        self.postings = TermPostings(self.metadata, name)
+        Index(f"{name}_sections", self.table.c.sections, postgresql_using="gin")
+        key_index = Index(f"{name}_posting_key", self.table.c.posting_key, unique=True)
+        columns = connection.scalars(
+            text("SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(:table) AND attnum > 0"),
+            {"table": name},
+        ).all()
         super()._create(connection)
+        self.postings.store_uncompressed(connection)
         self.statistics.create_row(connection)
+        if columns and "posting_key" not in columns:
+            self._add_postings(connection, key_index)
+
+    def _add_postings(self, connection: Connection, key_index: Index) -> None:
+        """Give a table of an earlier version (records only, found through a GIN index on their
+        terms) its posting keys and postings, once, at its first open."""
+        name = self.table_name
+        connection.execute(text(f'ALTER TABLE "{name}" ADD COLUMN posting_key bigint'))
+        connection.execute(
+            text(f'UPDATE "{name}" SET posting_key = nextval(:keys)'), {"keys": self.postings.keys.name}
+        )
+        connection.execute(text(f'ALTER TABLE "{name}" ALTER COLUMN posting_key SET NOT NULL'))
+        key_index.create(connection)
+        connection.execute(text(f'DROP INDEX IF EXISTS "{name}_terms_gin"'))
+        table, after = self.table, None
+        while True:
+            page = (
+                select(*(table.c[c] for c in _WEIGHTED_WITH))
+                .order_by(table.c.posting_key)
+                .limit(_REWEIGHT_BATCH)
+            )
+            rows = connection.execute(
+                page if after is None else page.where(table.c.posting_key > after)
+            ).all()
+            if not rows:
+                return
+            after = rows[-1].posting_key
+            self.postings.append(connection, ((row.posting_key, _weighted_with(row)) for row in rows))
 
     # -- statistics --------------------------------------------------------------------------
 
@@ -140,13 +176,13 @@ class PgBM25Store(PgPointStore):
         with self._errors("read statistics"), self.engine.connect() as connection:
             return bm25_math.average_length(*self.statistics.read(connection))
 
-    def _weights(
+    def _term_weights(
         self, terms: Sequence[int], counts: Sequence[int], length: int, avgdl: float
-    ) -> SparseVector:
+    ) -> dict[int, float]:
         weights = bm25_math.document_weights(
             dict(zip(terms, counts, strict=True)), length, avgdl, self.k1, self.b
         )
-        return SparseVector({term: w for term, w in weights.items() if w > 0.0}, SPARSE_DIM)
+        return {term: w for term, w in weights.items() if w > 0.0}
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -170,11 +206,14 @@ class PgBM25Store(PgPointStore):
             change: Counter[int] = Counter()
             for _, terms in old:
                 change.subtract(terms)
-            rows = []
-            for point_id, r in latest.items():
+            rows, postings = [], []
+            keys = self.postings.new_keys(connection, len(latest))
+            for key, (point_id, r) in zip(keys, latest.items(), strict=True):
                 terms = sorted(counted[point_id])
                 counts = [counted[point_id][t] for t in terms]
+                weights = self._term_weights(terms, counts, len(r.tokens), avgdl)
                 change.update(terms)
+                postings.append((key, weights))
                 rows.append(
                     {
                         "id": point_id,
@@ -185,11 +224,12 @@ class PgBM25Store(PgPointStore):
                         "length": len(r.tokens),
                         "terms": terms,
                         "counts": counts,
-                        "weights": self._weights(terms, counts, len(r.tokens), avgdl),
+                        "weights": SparseVector(weights, SPARSE_DIM),
                         "corpus_docs": docs,
                         "corpus_length": total,
                         "k1": self.k1,
                         "b": self.b,
+                        "posting_key": key,
                     }
                 )
             statement = insert(table)
@@ -198,6 +238,7 @@ class PgBM25Store(PgPointStore):
                 set_={name: statement.excluded[name] for name in rows[0] if name != "id"},
             )
             connection.execute(statement, rows)
+            self.postings.append(connection, postings)
             self.statistics.change_term_docs(connection, change)
             self.statistics.write(connection, docs, total)
 
@@ -219,13 +260,11 @@ class PgBM25Store(PgPointStore):
 
         ``tolerance`` skips records whose avgdl is within that relative distance of the current
         one (k1 and b must match exactly). Works through the records in batches of 1,024, each in
-        a transaction of its own (writes of other processes wait at most for one batch).
+        a transaction of its own (writes of other processes wait at most for one batch); a
+        rewritten record gets a new posting key and postings, like any write.
         """
         table = self.table
-        columns = [
-            table.c[name]
-            for name in ("id", "length", "terms", "counts", "corpus_docs", "corpus_length", "k1", "b")
-        ]
+        columns = [table.c.id, *(table.c[name] for name in _WEIGHTED_WITH)]
         rewrite = (
             update(table)
             .where(table.c.id == bindparam("point"))
@@ -235,6 +274,7 @@ class PgBM25Store(PgPointStore):
                 corpus_length=bindparam("total"),
                 k1=self.k1,
                 b=self.b,
+                posting_key=bindparam("key"),
             )
         )
         changed, after = 0, None
@@ -248,12 +288,7 @@ class PgBM25Store(PgPointStore):
                     return changed
                 after = rows[-1].id
                 stale = [
-                    {
-                        "point": row.id,
-                        "new_weights": self._weights(row.terms, row.counts, row.length, avgdl),
-                        "docs": docs,
-                        "total": total,
-                    }
+                    row
                     for row in rows
                     if not (
                         math.isclose(
@@ -265,8 +300,23 @@ class PgBM25Store(PgPointStore):
                         and math.isclose(row.b, self.b, rel_tol=1e-12)
                     )
                 ]
+                keys = self.postings.new_keys(connection, len(stale))
+                weights = [self._term_weights(row.terms, row.counts, row.length, avgdl) for row in stale]
                 if stale:
-                    connection.execute(rewrite, stale)
+                    connection.execute(
+                        rewrite,
+                        [
+                            {
+                                "point": row.id,
+                                "new_weights": SparseVector(w, SPARSE_DIM),
+                                "docs": docs,
+                                "total": total,
+                                "key": key,
+                            }
+                            for row, w, key in zip(stale, weights, keys, strict=True)
+                        ],
+                    )
+                    self.postings.append(connection, zip(keys, weights, strict=True))
                 changed += len(stale)
 
     # -- reads -------------------------------------------------------------------------------
@@ -279,13 +329,8 @@ class PgBM25Store(PgPointStore):
         *,
         summaries: bool = False,
     ) -> list[tuple[str, float]]:
-        """``(segment_id, bm25)`` best first; ``[]`` for no tokens or no shared token.
-
-        Exact, and pruned as Lucene's MaxScore does: no record scores more from a term than its
-        query count × IDF × ``k1 + 1``. The best ``limit`` records holding the rarest terms
-        (as few as hold :data:`FIRST_PASS_RECORDS_PER_HIT` × ``limit`` records between them)
-        give a threshold; a record holding only common terms whose bounds add up to less cannot
-        reach the best ``limit``, so only records holding another term are ranked."""
+        """``(segment_id, bm25)`` best first (ties in id order); ``[]`` for no tokens or no
+        shared token. Exact: see the module docstring."""
         weights = folded_counts(query_tokens)
         if not weights or limit <= 0 or (scope is not None and scope.empty):
             return []
@@ -293,43 +338,48 @@ class PgBM25Store(PgPointStore):
             n, held = self.statistics.held(connection, list(weights))
             if not held:
                 return []
-            connection.execute(_THROUGH_TERM_INDEX)
+            connection.execute(_THROUGH_INDEXES)
             values = {term: weights[term] * bm25_math.lucene_idf(n, docs) for term, docs in held.items()}
-            query = literal(SparseVector(values, SPARSE_DIM), SPARSEVEC(SPARSE_DIM))
             served = self._served(scope, summaries)
-            commonest_first = sorted(values, key=lambda term: (values[term], term))
-            terms = commonest_first
-            rarest = _rarest(held, limit * FIRST_PASS_RECORDS_PER_HIT)
-            if len(rarest) < len(terms):
-                found = self._ranked(connection, query, rarest, served, limit)
-                if len(found) == limit:
-                    terms = self._essential(commonest_first, values, found[-1][1])
-            return self._ranked(connection, query, terms, served, limit)
+            restricted = scope is not None and (not scope.exclude or scope.section is not None)
+            if restricted and self._admitted_at_most(connection, served, RANK_ADMITTED_MAX):
+                return self._ranked(connection, values, served, limit)
+            return self._verified(connection, self.postings.scores(connection, values), served, limit)
 
-    def _essential(self, commonest_first: list[int], values: dict[int, float], threshold: float) -> list[int]:
-        """The terms left once the commonest ones, whose most BM25 together stays below
-        ``threshold`` (less a float32 margin), are set aside."""
-        most = 0.0
-        for n, term in enumerate(commonest_first):
-            most += values[term] * (self.k1 + 1.0)
-            if most >= threshold * (1.0 - 1e-6):
-                return commonest_first[n:]
-        return commonest_first  # a score above every bound: not reached, prune nothing
+    def _verified(
+        self, connection: Connection, scored: ScoredKeys, served: list[ColumnElement[bool]], limit: int
+    ) -> list[tuple[str, float]]:
+        """The best ``limit`` of ``scored`` whose rows exist and are ``served``: the rows of the
+        best keys are read until as many are found (each read after the first takes four times
+        as many keys)."""
+        table = self.table
+        found: list[tuple[str, float]] = []
+        read, count = 0, CANDIDATES_PER_HIT * limit + 10
+        while read < len(scored) and len(found) < limit:
+            keys, scores = scored.best(count)
+            keys, scores = keys[read:], scores[read:]
+            read += len(keys)
+            score_of = dict(zip(keys.tolist(), scores.tolist(), strict=True))
+            rows = connection.execute(
+                select(table.c.posting_key, table.c.id).where(
+                    table.c.posting_key == any_(literal(list(score_of), _KEY_ARRAY)), *served
+                )
+            ).all()
+            found.extend((point_id, score_of[key]) for key, point_id in rows)
+            count *= 4
+        found.sort(key=lambda hit: (-hit[1], hit[0]))
+        return found[:limit]
 
     def _ranked(
-        self,
-        connection: Connection,
-        query: ColumnElement[Any],
-        terms: Sequence[int],
-        served: list[ColumnElement[bool]],
-        limit: int,
+        self, connection: Connection, values: dict[int, float], served: list[ColumnElement[bool]], limit: int
     ) -> list[tuple[str, float]]:
-        """The best ``limit`` records ``served`` admits among those holding one of ``terms``."""
+        """The best ``limit`` records ``served`` admits, each ranked by its ``weights``."""
         table = self.table
+        query = literal(SparseVector(values, SPARSE_DIM), SPARSEVEC(SPARSE_DIM))
         product = table.c.weights.max_inner_product(query)
         statement = (
             select(table.c.id, product)
-            .where(table.c.terms.overlap(literal(sorted(terms), _INT_ARRAY)), *served)
+            .where(table.c.terms.overlap(literal(sorted(values), _INT_ARRAY)), *served)
             .order_by(product, table.c.id)
             .limit(limit)
         )
@@ -355,9 +405,21 @@ class PgBM25Store(PgPointStore):
 
     def optimize(self) -> None:
         """Reweight records whose avgdl is off by more than 0.1% (a score change far below any
-        ranking effect), then refresh the planner's statistics. Reads every record."""
+        ranking effect), fold each term's postings into one block without dead keys, then refresh
+        the planner's statistics. Reads every record and every posting."""
         self.reweight(tolerance=OPTIMIZE_TOLERANCE)
+        self.merge_postings()
         super().optimize()
+
+    def merge_postings(self) -> int:
+        """Fold each term's blocks into one without the keys of replaced or deleted records;
+        returns the blocks removed. See :meth:`.TermPostings.merge`."""
+        with self._errors("read posting keys"), self.engine.connect() as connection:
+            live = np.sort(
+                np.asarray(connection.scalars(select(self.table.c.posting_key)).all(), dtype=np.int64)
+            )
+        with self._errors("merge postings"):
+            return self.postings.merge(self.engine.begin, live)
 
 
 def open_pgvector_fulltext(settings: Settings, dataset_id: str) -> PgBM25Store:

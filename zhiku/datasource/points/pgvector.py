@@ -308,6 +308,11 @@ class PgPointStore:
             conditions.append(table.c.sections.contains(literal([scope.section], TEXT_ARRAY)))
         return conditions
 
+    def _admitted_at_most(self, connection: Connection, served: list[ColumnElement[bool]], most: int) -> bool:
+        """Whether no more than ``most`` points pass ``served`` (counting stops past it)."""
+        admitted = select(literal(1)).select_from(self.table).where(*served).limit(most + 1).subquery()
+        return int(connection.scalar(select(func.count()).select_from(admitted)) or 0) <= most
+
     def _delete(self, connection: Connection, condition: ColumnElement[bool]) -> None:
         """Delete the points matching ``condition`` (a family may keep statistics up to date)."""
         connection.execute(delete(self.table).where(condition))

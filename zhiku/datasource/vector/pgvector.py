@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from pgvector.sqlalchemy import VECTOR
-from sqlalchemy import Column, ColumnElement, Connection, Index, any_, func, literal, select, text
+from sqlalchemy import Column, Connection, Index, any_, func, literal, select, text
 from sqlalchemy.dialects.postgresql import insert
 
 from zhiku.core.config import Settings
@@ -195,11 +195,6 @@ class PgVectorStore(PgPointStore):
             )
             build.stop()  # before the connection goes back to the pool
         super().optimize()
-
-    def _admitted_at_most(self, connection: Connection, served: list[ColumnElement[bool]], most: int) -> bool:
-        """Whether no more than ``most`` points pass ``served`` (counting stops past it)."""
-        admitted = select(literal(1)).select_from(self.table).where(*served).limit(most + 1).subquery()
-        return int(connection.scalar(select(func.count()).select_from(admitted)) or 0) <= most
 
 
 def open_pgvector_vector(settings: Settings, dataset_id: str, dim: int) -> PgVectorStore:

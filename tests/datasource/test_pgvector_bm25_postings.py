@@ -1,0 +1,181 @@
+"""The pgvector BM25 store searches through its postings, and what they find is what an exact
+search over the records finds: after replacements, deletes and disabled records (dead keys in
+the blocks), under a scope that admits most records or few, before and after ``optimize`` folds
+the blocks; a table of an earlier version gets its postings at its first open."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections import Counter
+
+import numpy as np
+import pytest
+from sqlalchemy import event, func, select, text
+
+from zhiku.core.scope import DocumentScope
+from zhiku.datasource.fulltext.base import TextRecord
+from zhiku.datasource.fulltext.bm25_math import lucene_idf
+from zhiku.datasource.fulltext.pgvector import RANK_ADMITTED_MAX, PgBM25Store
+
+RECORDS, DOCUMENTS, TOP = 2_600, 26, 20
+VOCABULARY = [f"w{n}" for n in range(300)]
+
+
+def corpus(seed: int) -> dict[str, tuple[list[str], str]]:
+    """Records of 3-40 words drawn by a Zipf law (a few words in most records), 100 per document."""
+    rng = np.random.default_rng(seed)
+    ranks = np.arange(1, len(VOCABULARY) + 1)
+    p = (1.0 / ranks) / np.sum(1.0 / ranks)
+    return {
+        str(uuid.UUID(int=n + 1)): (
+            list(rng.choice(VOCABULARY, int(rng.integers(3, 41)), p=p)),
+            f"doc-{n % DOCUMENTS}",
+        )
+        for n in range(RECORDS)
+    }
+
+
+def exact(
+    present: dict[str, tuple[list[str], str]], disabled: set[str], query: list[str], admitted: set[str]
+) -> dict[str, float]:
+    """BM25 of every record the search admits, written out from the formula (every record counts
+    in the statistics, disabled ones too)."""
+    k1, b = 1.2, 0.75
+    n = len(present)
+    avgdl = sum(len(tokens) for tokens, _ in present.values()) / n
+    df = Counter(word for tokens, _ in present.values() for word in set(tokens))
+    wanted = Counter(query)
+    scores = {}
+    for point, (tokens, document) in present.items():
+        if point in disabled or document not in admitted:
+            continue
+        tf = Counter(tokens)
+        score = math.fsum(
+            count * lucene_idf(n, df[word]) * tf[word] * (k1 + 1) / (tf[word] + k1 * (1 - b + b * len(tokens) / avgdl))
+            for word, count in wanted.items()
+            if tf[word]
+        )
+        if score > 0:
+            scores[point] = score
+    return scores
+
+
+def assert_exact(found: list[tuple[str, float]], scores: dict[str, float]) -> None:
+    """``found`` holds the best of ``scores``, each with its score (float32 weights: ties and
+    near-ties may come in either order)."""
+    best = sorted(scores.values(), reverse=True)[: len(found)]
+    assert len(found) == min(TOP, len(scores))
+    for (point, score), expected in zip(found, best, strict=True):
+        assert score == pytest.approx(scores[point], rel=1e-5)
+        assert score == pytest.approx(expected, rel=1e-5)
+
+
+def blocks(store: PgBM25Store) -> int:
+    with store.engine.connect() as connection:
+        return int(connection.scalar(select(func.count()).select_from(store.postings.blocks)) or 0)
+
+
+def test_postings_find_what_an_exact_search_finds_through_churn_and_merges(pgvector_url: str) -> None:
+    present = corpus(7)
+    store = PgBM25Store(pgvector_url, "bm25")
+    try:
+        items = list(present.items())
+        for start in range(0, len(items), 200):  # 13 writes: up to 13 blocks per term
+            store.upsert([TextRecord(p, tokens, d) for p, (tokens, d) in items[start : start + 200]])
+        rng = np.random.default_rng(8)
+        replaced = [items[i][0] for i in rng.choice(len(items), 300, replace=False)]
+        for point in replaced:  # new words: the replaced records' old keys die
+            present[point] = (list(rng.choice(VOCABULARY[:40], 6)), present[point][1])
+        store.upsert([TextRecord(p, present[p][0], present[p][1]) for p in replaced])
+        gone = [p for p, _ in items[::9] if p not in replaced]
+        store.delete(gone)
+        for point in gone:
+            del present[point]
+        disabled = set(list(present)[::13])
+        store.set_enabled(sorted(disabled), False)
+        store.reweight()  # every record weighted with today's average length, as the formula is
+        documents = {f"doc-{n}" for n in range(DOCUMENTS)}
+        scopes = {
+            "all": (None, documents),
+            "one document left out": (DocumentScope(frozenset({"doc-3"}), exclude=True), documents - {"doc-3"}),
+            "most documents": (DocumentScope(frozenset(sorted(documents)[:24])), set(sorted(documents)[:24])),
+            "one document": (DocumentScope(frozenset({"doc-5"})), {"doc-5"}),
+        }
+        queries = [list(rng.choice(VOCABULARY, int(rng.integers(1, 12)))) for _ in range(25)]
+        queries.append(["w0", "w1", "w2"])  # the commonest words only
+
+        def check() -> None:
+            for query in queries:
+                for scope, admitted in scopes.values():
+                    assert_exact(store.search(query, TOP, scope), exact(present, disabled, query, admitted))
+
+        check()
+        before = blocks(store)
+        assert store.merge_postings() > 0
+        assert blocks(store) < before
+        with store.engine.connect() as connection:
+            terms = connection.scalar(select(func.count(func.distinct(store.postings.blocks.c.term))))
+        assert blocks(store) == terms  # one block per term, none without live keys
+        with store.engine.connect() as connection:
+            postings = connection.scalar(select(func.sum(func.octet_length(store.postings.blocks.c.posting_keys))))
+        assert postings // 8 == sum(len(set(tokens)) for tokens, _ in present.values())  # no dead key left
+        check()
+        store.optimize()
+        check()
+    finally:
+        store.drop()
+
+
+def test_a_scope_of_few_records_ranks_them_from_their_rows(pgvector_url: str) -> None:
+    """Under the bound, the admitted records are counted and ranked from their rows; the postings
+    are not read."""
+    store = PgBM25Store(pgvector_url, "bm25")
+    try:
+        present = corpus(3)
+        store.upsert([TextRecord(p, tokens, d) for p, (tokens, d) in present.items()])
+        statements: list[str] = []
+
+        @event.listens_for(store.engine, "before_cursor_execute")
+        def seen(conn, cursor, statement, params, context, many):  # type: ignore[no-untyped-def]
+            statements.append(statement)
+
+        few = DocumentScope(frozenset({"doc-1"}))
+        assert RECORDS / DOCUMENTS <= RANK_ADMITTED_MAX
+        assert_exact(store.search(["w5", "w9"], TOP, few), exact(present, set(), ["w5", "w9"], {"doc-1"}))
+        assert not any(store.postings.blocks.name in s for s in statements)
+        statements.clear()
+        assert store.search(["w5", "w9"], TOP)
+        assert any(store.postings.blocks.name in s for s in statements)
+        event.remove(store.engine, "before_cursor_execute", seen)
+    finally:
+        store.drop()
+
+
+def test_a_table_of_the_earlier_version_gets_its_postings_at_first_open(pgvector_url: str) -> None:
+    """Records only, found through a GIN index on their terms: the first open numbers them and
+    writes their postings, and they are found as before."""
+    present = dict(list(corpus(11).items())[:500])
+    store = PgBM25Store(pgvector_url, "bm25")
+    store.upsert([TextRecord(p, tokens, d) for p, (tokens, d) in present.items()])
+    query = ["w3", "w17", "w40"]
+    expected = store.search(query, TOP)
+    name = store.table_name
+    with store.engine.begin() as connection:  # what an earlier version created
+        connection.execute(text(f'DROP TABLE "{name}_postings"'))
+        connection.execute(text(f'DROP SEQUENCE "{name}_posting_keys"'))
+        connection.execute(text(f'ALTER TABLE "{name}" DROP COLUMN posting_key'))
+        connection.execute(text(f'CREATE INDEX "{name}_terms_gin" ON "{name}" USING gin (terms)'))
+    store.close()
+    reopened = PgBM25Store(pgvector_url, "bm25")
+    try:
+        found = reopened.search(query, TOP)
+        assert [p for p, _ in found] == [p for p, _ in expected]
+        assert [s for _, s in found] == pytest.approx([s for _, s in expected])
+        assert blocks(reopened) > 0
+        with reopened.engine.connect() as connection:
+            assert connection.scalar(text("SELECT to_regclass(:i)"), {"i": f"{name}_terms_gin"}) is None
+        reopened.upsert([TextRecord(str(uuid.UUID(int=10_001)), ["w3", "w17", "w40"] * 3, "doc-new")])
+        assert reopened.search(query, 1)[0][0] == str(uuid.UUID(int=10_001))
+    finally:
+        reopened.drop()

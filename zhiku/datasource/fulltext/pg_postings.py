@@ -1,0 +1,240 @@
+"""The inverted index of a BM25 table on PostgreSQL: for each term, the records holding it and
+their weights, as packed arrays that a search reads in one statement and sums with numpy.
+
+Why not SQL over the records: an exact search must score every record holding a query term that
+can still reach the best ``limit`` (Lucene's MaxScore), and a record read from the table costs
+~2 µs (a heap page, its weights, an inner product). A long query at 100,000 records ranked 24,000
+of them: 30 ms. Packed postings cost ~25 ns each: the same query's 73,000 postings are read and
+summed in ~3 ms.
+
+Layout: ``<table>_postings`` holds blocks, one row per term and write: ``posting_keys`` (little-endian
+int64) name records by their ``posting_key``, ``weights`` (little-endian float32) are their
+saturated term frequencies (what the record's ``weights`` vector holds). Every write of a
+record's weights gives it a new key and appends blocks in the same transaction, so a search's
+snapshot sees the blocks of exactly the records it sees; the keys of replaced and deleted records
+stay in their blocks, dead, until :meth:`TermPostings.merge` (``optimize``) folds each term's
+blocks into one without them. A search drops dead keys when it reads the candidates' rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Connection,
+    Identity,
+    Integer,
+    LargeBinary,
+    MetaData,
+    Table,
+    any_,
+    delete,
+    func,
+    literal,
+    select,
+    text,
+)
+from sqlalchemy import (
+    Sequence as DbSequence,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, BYTEA
+
+_KEY = np.dtype("<i8")
+_WEIGHT = np.dtype("<f4")
+_INT_ARRAY = ARRAY(Integer)
+#: Terms merged per transaction (each holds their blocks' row locks until it commits).
+MERGE_TERMS = 512
+
+#: Gives a connection in a transaction of its own, committed when the block ends.
+Transactions = Callable[[], AbstractContextManager[Connection]]
+
+
+@dataclass(frozen=True)
+class ScoredKeys:
+    """Posting keys with a BM25 score above 0 (in no order)."""
+
+    keys: np.ndarray
+    scores: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def best(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``count`` best keys and their scores, best first, and every key tied with the
+        last of them (the next call's best then starts below a score seen): a partition, then
+        a sort of only those."""
+        scores = self.scores
+        if count < len(scores):
+            bound = -np.partition(-scores, count - 1)[count - 1]
+            chosen = np.flatnonzero(scores >= bound)
+        else:
+            chosen = np.arange(len(scores))
+        chosen = chosen[np.lexsort((self.keys[chosen], -scores[chosen]))]
+        return self.keys[chosen], scores[chosen]
+
+
+class TermPostings:
+    """The blocks of BM25 table ``table_name`` (added to ``metadata``, created and dropped with
+    it) and the sequence its records' ``posting_key`` comes from."""
+
+    def __init__(self, metadata: MetaData, table_name: str) -> None:
+        self.keys = DbSequence(f"{table_name}_posting_keys", metadata=metadata)
+        self.blocks = Table(
+            f"{table_name}_postings",
+            metadata,
+            Column("block", BigInteger, Identity(), primary_key=True),
+            Column("term", Integer, nullable=False, index=True),
+            Column("posting_keys", LargeBinary, nullable=False),
+            Column("weights", LargeBinary, nullable=False),
+        )
+
+    def store_uncompressed(self, connection: Connection) -> None:
+        """Keep the blocks out of line but uncompressed: a search reads a common term's whole
+        block, and pglz's decompression cost more than its reading."""
+        name = self.blocks.name
+        connection.execute(
+            text(
+                f'ALTER TABLE "{name}" ALTER COLUMN posting_keys SET STORAGE EXTERNAL,'
+                " ALTER COLUMN weights SET STORAGE EXTERNAL"
+            )
+        )
+
+    def new_keys(self, connection: Connection, count: int) -> list[int]:
+        """``count`` fresh posting keys."""
+        if count <= 0:
+            return []
+        return list(
+            connection.scalars(
+                select(func.nextval(self.keys.name)).select_from(func.generate_series(1, count))
+            )
+        )
+
+    def append(self, connection: Connection, records: Iterable[tuple[int, dict[int, float]]]) -> None:
+        """Add blocks for ``records`` (posting key, term → weight): one row per term."""
+        by_term: dict[int, tuple[list[int], list[float]]] = {}
+        for key, weights in records:
+            for term, weight in weights.items():
+                keys, values = by_term.setdefault(term, ([], []))
+                keys.append(key)
+                values.append(weight)
+        if not by_term:
+            return
+        terms = sorted(by_term)
+        self._insert(
+            connection,
+            terms,
+            [np.asarray(by_term[t][0], dtype=_KEY).tobytes() for t in terms],
+            [np.asarray(by_term[t][1], dtype=_WEIGHT).tobytes() for t in terms],
+        )
+
+    def _insert(
+        self, connection: Connection, terms: list[int], keys: list[bytes], weights: list[bytes]
+    ) -> None:
+        """One statement over three arrays (as many parameter rows took far longer)."""
+        rows = select(
+            func.unnest(literal(terms, _INT_ARRAY)),
+            func.unnest(literal(keys, ARRAY(BYTEA))),
+            func.unnest(literal(weights, ARRAY(BYTEA))),
+        )
+        connection.execute(self.blocks.insert().from_select(["term", "posting_keys", "weights"], rows))
+
+    def scores(self, connection: Connection, query: dict[int, float]) -> ScoredKeys:
+        """Every key holding a term of ``query`` (term → count × IDF) with its BM25: the sum of
+        its weights times the query's values. Dead keys are among them."""
+        blocks = self.blocks
+        rows = connection.execute(
+            select(blocks.c.term, blocks.c.posting_keys, blocks.c.weights).where(
+                blocks.c.term == any_(literal(sorted(query), _INT_ARRAY))
+            )
+        ).all()
+        if not rows:
+            return ScoredKeys(np.empty(0, dtype=np.int64), np.empty(0))
+        keys = np.concatenate([np.frombuffer(k, dtype=_KEY) for _, k, _ in rows])
+        parts = np.concatenate([np.frombuffer(w, dtype=_WEIGHT) * query[term] for term, _, w in rows])
+        unique, summed = _summed_by_key(keys, parts)
+        held = summed > 0.0  # every weight and IDF is above 0
+        return ScoredKeys(unique[held], summed[held])
+
+    def merge(self, connection_of: Transactions, live: np.ndarray) -> int:
+        """Fold each term's blocks into one without the keys not in ``live`` (sorted; keys live
+        when the merge began: a key never comes back once dead), :data:`MERGE_TERMS` terms per
+        transaction. Returns the blocks removed. Blocks appended meanwhile are left for the
+        next merge; two merges at once wait for each other's row locks, and the later one finds
+        the blocks it would have read gone."""
+        blocks = self.blocks
+        with connection_of() as connection:
+            terms = list(connection.scalars(select(blocks.c.term).distinct().order_by(blocks.c.term)))
+        removed = 0
+        for start in range(0, len(terms), MERGE_TERMS):
+            batch = terms[start : start + MERGE_TERMS]
+            with connection_of() as connection:
+                rows = connection.execute(
+                    select(blocks.c.block, blocks.c.term, blocks.c.posting_keys, blocks.c.weights)
+                    .where(blocks.c.term == any_(literal(batch, _INT_ARRAY)))
+                    .order_by(blocks.c.term, blocks.c.block)
+                    .with_for_update()
+                ).all()
+                merged_terms, merged_keys, merged_weights, old = _merged(rows, live)
+                if old:
+                    connection.execute(
+                        delete(blocks).where(blocks.c.block == any_(literal(old, ARRAY(BigInteger))))
+                    )
+                    self._insert(connection, merged_terms, merged_keys, merged_weights)
+                removed += len(old) - len(merged_terms)
+        return removed
+
+
+def _summed_by_key(keys: np.ndarray, parts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Keys (ascending) and the sum of ``parts`` for each: a dense sum over the keys' span
+    (keys absent sum to 0) when it is not much wider than the postings, else through a sort."""
+    low, high = int(keys.min()), int(keys.max())
+    span = high - low + 1
+    if span <= max(4 * len(keys), 1 << 16):
+        return np.arange(low, high + 1, dtype=np.int64), np.bincount(
+            keys - low, weights=parts, minlength=span
+        )
+    unique, inverse = np.unique(keys, return_inverse=True)
+    return unique, np.bincount(inverse, weights=parts, minlength=len(unique))
+
+
+def _merged(
+    rows: Sequence[tuple[int, int, bytes, bytes]], live: np.ndarray
+) -> tuple[list[int], list[bytes], list[bytes], list[int]]:
+    """For the blocks ``rows`` (sorted by term): the terms with something to fold (several blocks,
+    or dead keys), their merged keys and weights, and the blocks to delete."""
+    terms: list[int] = []
+    keys_out: list[bytes] = []
+    weights_out: list[bytes] = []
+    old: list[int] = []
+    start = 0
+    while start < len(rows):
+        term = rows[start][1]
+        end = start
+        while end < len(rows) and rows[end][1] == term:
+            end += 1
+        group = rows[start:end]
+        start = end
+        keys = np.concatenate([np.frombuffer(row[2], dtype=_KEY) for row in group])
+        weights = np.concatenate([np.frombuffer(row[3], dtype=_WEIGHT) for row in group])
+        alive = _is_live(keys, live)
+        if len(group) == 1 and bool(alive.all()):
+            continue
+        old.extend(row[0] for row in group)
+        if alive.any():
+            terms.append(term)
+            keys_out.append(keys[alive].tobytes())
+            weights_out.append(weights[alive].tobytes())
+    return terms, keys_out, weights_out, old
+
+
+def _is_live(keys: np.ndarray, live: np.ndarray) -> np.ndarray:
+    """Which of ``keys`` are in the sorted array ``live``."""
+    if len(live) == 0:
+        return np.zeros(len(keys), dtype=bool)
+    at = np.minimum(np.searchsorted(live, keys), len(live) - 1)
+    return np.asarray(live[at] == keys)
