@@ -16,6 +16,7 @@ from sqlalchemy import event, func, select, text
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.fulltext.base import TextRecord
 from zhiku.datasource.fulltext.bm25_math import lucene_idf
+from zhiku.datasource.fulltext.pg_postings import _keys, _packed
 from zhiku.datasource.fulltext.pgvector import RANK_ADMITTED_MAX, PgBM25Store
 
 RECORDS, DOCUMENTS, TOP = 2_600, 26, 20
@@ -52,7 +53,11 @@ def exact(
             continue
         tf = Counter(tokens)
         score = math.fsum(
-            count * lucene_idf(n, df[word]) * tf[word] * (k1 + 1) / (tf[word] + k1 * (1 - b + b * len(tokens) / avgdl))
+            count
+            * lucene_idf(n, df[word])
+            * tf[word]
+            * (k1 + 1)
+            / (tf[word] + k1 * (1 - b + b * len(tokens) / avgdl))
             for word, count in wanted.items()
             if tf[word]
         )
@@ -98,7 +103,10 @@ def test_postings_find_what_an_exact_search_finds_through_churn_and_merges(pgvec
         documents = {f"doc-{n}" for n in range(DOCUMENTS)}
         scopes = {
             "all": (None, documents),
-            "one document left out": (DocumentScope(frozenset({"doc-3"}), exclude=True), documents - {"doc-3"}),
+            "one document left out": (
+                DocumentScope(frozenset({"doc-3"}), exclude=True),
+                documents - {"doc-3"},
+            ),
             "most documents": (DocumentScope(frozenset(sorted(documents)[:24])), set(sorted(documents)[:24])),
             "one document": (DocumentScope(frozenset({"doc-5"})), {"doc-5"}),
         }
@@ -118,8 +126,10 @@ def test_postings_find_what_an_exact_search_finds_through_churn_and_merges(pgvec
             terms = connection.scalar(select(func.count(func.distinct(store.postings.blocks.c.term))))
         assert blocks(store) == terms  # one block per term, none without live keys
         with store.engine.connect() as connection:
-            postings = connection.scalar(select(func.sum(func.octet_length(store.postings.blocks.c.posting_keys))))
-        assert postings // 8 == sum(len(set(tokens)) for tokens, _ in present.values())  # no dead key left
+            postings = connection.scalar(
+                select(func.sum(func.octet_length(store.postings.blocks.c.posting_keys)))
+            )
+        assert postings // 4 == sum(len(set(tokens)) for tokens, _ in present.values())  # no dead key left
         check()
         store.optimize()
         check()
@@ -179,3 +189,19 @@ def test_a_table_of_the_earlier_version_gets_its_postings_at_first_open(pgvector
         assert reopened.search(query, 1)[0][0] == str(uuid.UUID(int=10_001))
     finally:
         reopened.drop()
+
+
+def test_keys_further_apart_than_an_offset_holds_go_to_blocks_of_their_own() -> None:
+    keys = np.array([7, (1 << 32) + 9, 3, (1 << 33) + 20], dtype=np.int64)
+    weights = np.array([0.5, 1.5, 0.25, 2.0])
+    packed = _packed(42, keys, weights)
+    assert [(term, base) for term, base, _, _ in packed] == [
+        (42, 3),
+        (42, (1 << 32) + 9),
+        (42, (1 << 33) + 20),
+    ]
+    assert np.concatenate([_keys(base, offsets) for _, base, offsets, _ in packed]).tolist() == sorted(
+        keys.tolist()
+    )
+    restored = np.concatenate([np.frombuffer(w, dtype=np.float32) for _, _, _, w in packed])
+    assert restored.tolist() == [0.25, 0.5, 1.5, 2.0]

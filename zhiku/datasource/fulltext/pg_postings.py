@@ -7,9 +7,9 @@ can still reach the best ``limit`` (Lucene's MaxScore), and a record read from t
 of them: 30 ms. Packed postings cost ~25 ns each: the same query's 73,000 postings are read and
 summed in ~3 ms.
 
-Layout: ``<table>_postings`` holds blocks, one row per term and write: ``posting_keys`` (little-endian
-int64) name records by their ``posting_key``, ``weights`` (little-endian float32) are their
-saturated term frequencies (what the record's ``weights`` vector holds). Every write of a
+Layout: ``<table>_postings`` holds blocks, one row per term and write: ``posting_keys`` name records
+by their ``posting_key`` (``base`` plus little-endian uint32 offsets), ``weights`` (little-endian
+float32) are their saturated term frequencies (what the record's ``weights`` vector holds). Every write of a
 record's weights gives it a new key and appends blocks in the same transaction, so a search's
 snapshot sees the blocks of exactly the records it sees; the keys of replaced and deleted records
 stay in their blocks, dead, until :meth:`TermPostings.merge` (``optimize``) folds each term's
@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from itertools import groupby
+from typing import Any
 
 import numpy as np
 from sqlalchemy import (
@@ -44,12 +46,16 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import ARRAY, BYTEA
 
-_KEY = np.dtype("<i8")
+_OFFSET = np.dtype("<u4")
 _WEIGHT = np.dtype("<f4")
+#: A block's keys lie within this distance of its ``base``.
+_SPAN = 1 << 32
 _INT_ARRAY = ARRAY(Integer)
 #: Terms merged per transaction (each holds their blocks' row locks until it commits).
 MERGE_TERMS = 512
 
+#: A block row: term, base, offsets from it, weights.
+Block = tuple[int, int, bytes, bytes]
 #: Gives a connection in a transaction of its own, committed when the block ends.
 Transactions = Callable[[], AbstractContextManager[Connection]]
 
@@ -89,6 +95,7 @@ class TermPostings:
             metadata,
             Column("block", BigInteger, Identity(), primary_key=True),
             Column("term", Integer, nullable=False, index=True),
+            Column("base", BigInteger, nullable=False),
             Column("posting_keys", LargeBinary, nullable=False),
             Column("weights", LargeBinary, nullable=False),
         )
@@ -122,40 +129,43 @@ class TermPostings:
                 keys, values = by_term.setdefault(term, ([], []))
                 keys.append(key)
                 values.append(weight)
-        if not by_term:
-            return
-        terms = sorted(by_term)
-        self._insert(
-            connection,
-            terms,
-            [np.asarray(by_term[t][0], dtype=_KEY).tobytes() for t in terms],
-            [np.asarray(by_term[t][1], dtype=_WEIGHT).tobytes() for t in terms],
-        )
+        rows = [
+            row
+            for term in sorted(by_term)
+            for row in _packed(
+                term, np.asarray(by_term[term][0], dtype=np.int64), np.asarray(by_term[term][1])
+            )
+        ]
+        self._insert(connection, rows)
 
-    def _insert(
-        self, connection: Connection, terms: list[int], keys: list[bytes], weights: list[bytes]
-    ) -> None:
-        """One statement over three arrays (as many parameter rows took far longer)."""
-        rows = select(
-            func.unnest(literal(terms, _INT_ARRAY)),
-            func.unnest(literal(keys, ARRAY(BYTEA))),
-            func.unnest(literal(weights, ARRAY(BYTEA))),
+    def _insert(self, connection: Connection, rows: list[Block]) -> None:
+        """One statement over four arrays (as many parameter rows took far longer)."""
+        if not rows:
+            return
+        columns = list(zip(*rows, strict=True))
+        select_rows = select(
+            func.unnest(literal(list(columns[0]), _INT_ARRAY)),
+            func.unnest(literal(list(columns[1]), ARRAY(BigInteger))),
+            func.unnest(literal(list(columns[2]), ARRAY(BYTEA))),
+            func.unnest(literal(list(columns[3]), ARRAY(BYTEA))),
         )
-        connection.execute(self.blocks.insert().from_select(["term", "posting_keys", "weights"], rows))
+        connection.execute(
+            self.blocks.insert().from_select(["term", "base", "posting_keys", "weights"], select_rows)
+        )
 
     def scores(self, connection: Connection, query: dict[int, float]) -> ScoredKeys:
         """Every key holding a term of ``query`` (term → count × IDF) with its BM25: the sum of
         its weights times the query's values. Dead keys are among them."""
         blocks = self.blocks
         rows = connection.execute(
-            select(blocks.c.term, blocks.c.posting_keys, blocks.c.weights).where(
+            select(blocks.c.term, blocks.c.base, blocks.c.posting_keys, blocks.c.weights).where(
                 blocks.c.term == any_(literal(sorted(query), _INT_ARRAY))
             )
         ).all()
         if not rows:
             return ScoredKeys(np.empty(0, dtype=np.int64), np.empty(0))
-        keys = np.concatenate([np.frombuffer(k, dtype=_KEY) for _, k, _ in rows])
-        parts = np.concatenate([np.frombuffer(w, dtype=_WEIGHT) * query[term] for term, _, w in rows])
+        keys = np.concatenate([_keys(base, offsets) for _, base, offsets, _ in rows])
+        parts = np.concatenate([np.frombuffer(w, dtype=_WEIGHT) * query[term] for term, _, _, w in rows])
         unique, summed = _summed_by_key(keys, parts)
         held = summed > 0.0  # every weight and IDF is above 0
         return ScoredKeys(unique[held], summed[held])
@@ -174,18 +184,20 @@ class TermPostings:
             batch = terms[start : start + MERGE_TERMS]
             with connection_of() as connection:
                 rows = connection.execute(
-                    select(blocks.c.block, blocks.c.term, blocks.c.posting_keys, blocks.c.weights)
+                    select(
+                        blocks.c.block, blocks.c.term, blocks.c.base, blocks.c.posting_keys, blocks.c.weights
+                    )
                     .where(blocks.c.term == any_(literal(batch, _INT_ARRAY)))
                     .order_by(blocks.c.term, blocks.c.block)
                     .with_for_update()
                 ).all()
-                merged_terms, merged_keys, merged_weights, old = _merged(rows, live)
+                merged, old = _merged(rows, live)
                 if old:
                     connection.execute(
                         delete(blocks).where(blocks.c.block == any_(literal(old, ARRAY(BigInteger))))
                     )
-                    self._insert(connection, merged_terms, merged_keys, merged_weights)
-                removed += len(old) - len(merged_terms)
+                    self._insert(connection, merged)
+                removed += len(old) - len(merged)
         return removed
 
 
@@ -202,34 +214,43 @@ def _summed_by_key(keys: np.ndarray, parts: np.ndarray) -> tuple[np.ndarray, np.
     return unique, np.bincount(inverse, weights=parts, minlength=len(unique))
 
 
-def _merged(
-    rows: Sequence[tuple[int, int, bytes, bytes]], live: np.ndarray
-) -> tuple[list[int], list[bytes], list[bytes], list[int]]:
-    """For the blocks ``rows`` (sorted by term): the terms with something to fold (several blocks,
-    or dead keys), their merged keys and weights, and the blocks to delete."""
-    terms: list[int] = []
-    keys_out: list[bytes] = []
-    weights_out: list[bytes] = []
+def _merged(rows: Sequence[Any], live: np.ndarray) -> tuple[list[Block], list[int]]:
+    """For the blocks ``rows`` (block, term, base, offsets, weights; sorted by term): the merged
+    blocks of the terms with something to fold (several blocks, or dead keys), and the blocks to
+    delete."""
+    merged: list[Block] = []
     old: list[int] = []
-    start = 0
-    while start < len(rows):
-        term = rows[start][1]
-        end = start
-        while end < len(rows) and rows[end][1] == term:
-            end += 1
-        group = rows[start:end]
-        start = end
-        keys = np.concatenate([np.frombuffer(row[2], dtype=_KEY) for row in group])
-        weights = np.concatenate([np.frombuffer(row[3], dtype=_WEIGHT) for row in group])
+    for term, group in groupby(rows, key=lambda row: row[1]):
+        held = list(group)
+        keys = np.concatenate([_keys(row[2], row[3]) for row in held])
+        weights = np.concatenate([np.frombuffer(row[4], dtype=_WEIGHT) for row in held])
         alive = _is_live(keys, live)
-        if len(group) == 1 and bool(alive.all()):
+        if len(held) == 1 and bool(alive.all()):
             continue
-        old.extend(row[0] for row in group)
-        if alive.any():
-            terms.append(term)
-            keys_out.append(keys[alive].tobytes())
-            weights_out.append(weights[alive].tobytes())
-    return terms, keys_out, weights_out, old
+        old.extend(row[0] for row in held)
+        merged.extend(_packed(term, keys[alive], weights[alive]))
+    return merged, old
+
+
+def _packed(term: int, keys: np.ndarray, weights: np.ndarray) -> list[Block]:
+    """Blocks of ``term`` for these keys and weights, in key order: one, unless the keys lie
+    more than 2³² apart."""
+    order = np.argsort(keys, kind="stable")
+    keys, weights = keys[order], weights[order].astype(_WEIGHT)
+    blocks: list[Block] = []
+    start = 0
+    while start < len(keys):
+        base = int(keys[start])
+        end = int(np.searchsorted(keys, base + _SPAN))
+        offsets = (keys[start:end] - base).astype(_OFFSET)
+        blocks.append((term, base, offsets.tobytes(), weights[start:end].tobytes()))
+        start = end
+    return blocks
+
+
+def _keys(base: int, offsets: bytes) -> np.ndarray:
+    """A block's keys."""
+    return np.frombuffer(offsets, dtype=_OFFSET).astype(np.int64) + base
 
 
 def _is_live(keys: np.ndarray, live: np.ndarray) -> np.ndarray:

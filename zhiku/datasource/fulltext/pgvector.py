@@ -67,16 +67,17 @@ SPARSE_DIM = 1_000_000_000
 #: Admitted records up to which a restricted search ranks them all from their rows (about what
 #: reading the postings costs; the search counts them first, and stops counting past it).
 RANK_ADMITTED_MAX = 2_000
-#: The best keys read at first per hit asked for: more than ``limit``, for the dead keys and the
-#: records a search does not admit; each further read takes four times as many.
-CANDIDATES_PER_HIT = 2
+#: The best keys whose rows a search reads at first: a quarter more than ``limit`` (and 10), for
+#: dead keys and records the search does not admit; each further read takes four times as many.
+EXTRA_CANDIDATES = 0.25
 _INT_ARRAY = ARRAY(Integer)
 #: The columns a record's weights come from.
 _WEIGHTED_WITH = ("posting_key", "length", "terms", "counts", "corpus_docs", "corpus_length", "k1", "b")
 _KEY_ARRAY = ARRAY(BigInteger)
 _REWEIGHT_BATCH = 1024
-#: For this transaction: read rows through an index. The planner would scan the table for a
-#: few hundred posting keys or a list of documents; no JIT: a search plans in ~0.5 ms.
+#: For this transaction: read the admitted records through the ``document_id`` or ``sections``
+#: index (the planner prices the terms' overlap test like any operator, and may choose to scan the
+#: table); no JIT: a search plans in ~0.5 ms.
 _THROUGH_INDEXES = text("SELECT set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true)")
 
 
@@ -338,7 +339,6 @@ class PgBM25Store(PgPointStore):
             n, held = self.statistics.held(connection, list(weights))
             if not held:
                 return []
-            connection.execute(_THROUGH_INDEXES)
             values = {term: weights[term] * bm25_math.lucene_idf(n, docs) for term, docs in held.items()}
             served = self._served(scope, summaries)
             restricted = scope is not None and (not scope.exclude or scope.section is not None)
@@ -354,7 +354,7 @@ class PgBM25Store(PgPointStore):
         as many keys)."""
         table = self.table
         found: list[tuple[str, float]] = []
-        read, count = 0, CANDIDATES_PER_HIT * limit + 10
+        read, count = 0, limit + math.ceil(EXTRA_CANDIDATES * limit) + 10
         while read < len(scored) and len(found) < limit:
             keys, scores = scored.best(count)
             keys, scores = keys[read:], scores[read:]
@@ -374,6 +374,7 @@ class PgBM25Store(PgPointStore):
         self, connection: Connection, values: dict[int, float], served: list[ColumnElement[bool]], limit: int
     ) -> list[tuple[str, float]]:
         """The best ``limit`` records ``served`` admits, each ranked by its ``weights``."""
+        connection.execute(_THROUGH_INDEXES)
         table = self.table
         query = literal(SparseVector(values, SPARSE_DIM), SPARSEVEC(SPARSE_DIM))
         product = table.c.weights.max_inner_product(query)
