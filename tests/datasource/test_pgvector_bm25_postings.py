@@ -83,6 +83,8 @@ def blocks(store: PgBM25Store) -> int:
 
 def test_postings_find_what_an_exact_search_finds_through_churn_and_merges(pgvector_url: str) -> None:
     present = corpus(7)
+    for n in range(5):  # a word fewer records hold than a search asks for
+        present[str(uuid.UUID(int=50_000 + n))] = (["rare", "w0", "w1", f"w{n + 60}"], "doc-0")
     store = PgBM25Store(pgvector_url, "bm25")
     try:
         items = list(present.items())
@@ -112,6 +114,8 @@ def test_postings_find_what_an_exact_search_finds_through_churn_and_merges(pgvec
         }
         queries = [list(rng.choice(VOCABULARY, int(rng.integers(1, 12)))) for _ in range(25)]
         queries.append(["w0", "w1", "w2"])  # the commonest words only
+        queries.append(["rare", "w0", "w1"])  # the common words fill the list
+        queries.append(["w250"] * 6 + ["w0"])  # the common words cannot lift a record
 
         def check() -> None:
             for query in queries:

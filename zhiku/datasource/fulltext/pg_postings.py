@@ -61,11 +61,30 @@ Transactions = Callable[[], AbstractContextManager[Connection]]
 
 
 @dataclass(frozen=True)
+class Postings:
+    """Postings read for some query terms: each one's key and its part of the score (the weight
+    times the term's value in the query), keys repeated across terms."""
+
+    keys: np.ndarray
+    parts: np.ndarray
+
+
+@dataclass(frozen=True)
 class ScoredKeys:
     """Posting keys with a BM25 score above 0 (in no order)."""
 
     keys: np.ndarray
     scores: np.ndarray
+
+    @classmethod
+    def of(cls, *read: Postings) -> ScoredKeys:
+        """The keys of ``read`` with the sum of their parts."""
+        keys = np.concatenate([postings.keys for postings in read])
+        if not len(keys):
+            return cls(keys, np.empty(0))
+        unique, summed = _summed_by_key(keys, np.concatenate([postings.parts for postings in read]))
+        held = summed > 0.0  # every weight and IDF is above 0
+        return cls(unique[held], summed[held])
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -153,9 +172,9 @@ class TermPostings:
             self.blocks.insert().from_select(["term", "base", "posting_keys", "weights"], select_rows)
         )
 
-    def scores(self, connection: Connection, query: dict[int, float]) -> ScoredKeys:
-        """Every key holding a term of ``query`` (term → count × IDF) with its BM25: the sum of
-        its weights times the query's values. Dead keys are among them."""
+    def read(self, connection: Connection, query: dict[int, float]) -> Postings:
+        """The postings of the terms of ``query`` (term → its value: count × IDF), dead keys
+        among them."""
         blocks = self.blocks
         rows = connection.execute(
             select(blocks.c.term, blocks.c.base, blocks.c.posting_keys, blocks.c.weights).where(
@@ -163,12 +182,11 @@ class TermPostings:
             )
         ).all()
         if not rows:
-            return ScoredKeys(np.empty(0, dtype=np.int64), np.empty(0))
-        keys = np.concatenate([_keys(base, offsets) for _, base, offsets, _ in rows])
-        parts = np.concatenate([np.frombuffer(w, dtype=_WEIGHT) * query[term] for term, _, _, w in rows])
-        unique, summed = _summed_by_key(keys, parts)
-        held = summed > 0.0  # every weight and IDF is above 0
-        return ScoredKeys(unique[held], summed[held])
+            return Postings(np.empty(0, dtype=np.int64), np.empty(0))
+        return Postings(
+            np.concatenate([_keys(base, offsets) for _, base, offsets, _ in rows]),
+            np.concatenate([np.frombuffer(w, dtype=_WEIGHT) * query[term] for term, _, _, w in rows]),
+        )
 
     def merge(self, connection_of: Transactions, live: np.ndarray) -> int:
         """Fold each term's blocks into one without the keys not in ``live`` (sorted; keys live

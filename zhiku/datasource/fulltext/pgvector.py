@@ -56,29 +56,20 @@ from zhiku.core.scope import DocumentScope
 from zhiku.core.sections import ancestors
 from zhiku.datasource.fulltext import bm25_math
 from zhiku.datasource.fulltext.base import TextRecord
-from zhiku.datasource.fulltext.pg_postings import ScoredKeys, TermPostings
+from zhiku.datasource.fulltext.pg_postings import TermPostings
+from zhiku.datasource.fulltext.pg_ranking import SPARSE_DIM, PostingsRanking, rank_rows
 from zhiku.datasource.fulltext.pg_statistics import CorpusStatistics
 from zhiku.datasource.fulltext.sparse import OPTIMIZE_TOLERANCE
 from zhiku.datasource.points.collection import canonical_ids
 from zhiku.datasource.points.pgvector import ID_ARRAY, PgPointStore, store_url, table_prefix
 
-#: pgvector's largest ``sparsevec`` dimension count; term ids are folded below it.
-SPARSE_DIM = 1_000_000_000
 #: Admitted records up to which a restricted search ranks them all from their rows (about what
 #: reading the postings costs; the search counts them first, and stops counting past it).
 RANK_ADMITTED_MAX = 2_000
-#: The best keys whose rows a search reads at first: a quarter more than ``limit`` (and 10), for
-#: dead keys and records the search does not admit; each further read takes four times as many.
-EXTRA_CANDIDATES = 0.25
 _INT_ARRAY = ARRAY(Integer)
 #: The columns a record's weights come from.
 _WEIGHTED_WITH = ("posting_key", "length", "terms", "counts", "corpus_docs", "corpus_length", "k1", "b")
-_KEY_ARRAY = ARRAY(BigInteger)
 _REWEIGHT_BATCH = 1024
-#: For this transaction: read the admitted records through the ``document_id`` or ``sections``
-#: index (the planner prices the terms' overlap test like any operator, and may choose to scan the
-#: table); no JIT: a search plans in ~0.5 ms.
-_THROUGH_INDEXES = text("SELECT set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true)")
 
 
 def _weighted_with(row: Any) -> dict[int, float]:
@@ -131,6 +122,7 @@ class PgBM25Store(PgPointStore):
         name = self.table_name
         self.statistics = CorpusStatistics(self.metadata, name)
         self.postings = TermPostings(self.metadata, name)
+        self.ranking = PostingsRanking(self.table, self.postings)
         Index(f"{name}_sections", self.table.c.sections, postgresql_using="gin")
         key_index = Index(f"{name}_posting_key", self.table.c.posting_key, unique=True)
         columns = connection.scalars(
@@ -343,49 +335,8 @@ class PgBM25Store(PgPointStore):
             served = self._served(scope, summaries)
             restricted = scope is not None and (not scope.exclude or scope.section is not None)
             if restricted and self._admitted_at_most(connection, served, RANK_ADMITTED_MAX):
-                return self._ranked(connection, values, served, limit)
-            return self._verified(connection, self.postings.scores(connection, values), served, limit)
-
-    def _verified(
-        self, connection: Connection, scored: ScoredKeys, served: list[ColumnElement[bool]], limit: int
-    ) -> list[tuple[str, float]]:
-        """The best ``limit`` of ``scored`` whose rows exist and are ``served``: the rows of the
-        best keys are read until as many are found (each read after the first takes four times
-        as many keys)."""
-        table = self.table
-        found: list[tuple[str, float]] = []
-        read, count = 0, limit + math.ceil(EXTRA_CANDIDATES * limit) + 10
-        while read < len(scored) and len(found) < limit:
-            keys, scores = scored.best(count)
-            keys, scores = keys[read:], scores[read:]
-            read += len(keys)
-            score_of = dict(zip(keys.tolist(), scores.tolist(), strict=True))
-            rows = connection.execute(
-                select(table.c.posting_key, table.c.id).where(
-                    table.c.posting_key == any_(literal(list(score_of), _KEY_ARRAY)), *served
-                )
-            ).all()
-            found.extend((point_id, score_of[key]) for key, point_id in rows)
-            count *= 4
-        found.sort(key=lambda hit: (-hit[1], hit[0]))
-        return found[:limit]
-
-    def _ranked(
-        self, connection: Connection, values: dict[int, float], served: list[ColumnElement[bool]], limit: int
-    ) -> list[tuple[str, float]]:
-        """The best ``limit`` records ``served`` admits, each ranked by its ``weights``."""
-        connection.execute(_THROUGH_INDEXES)
-        table = self.table
-        query = literal(SparseVector(values, SPARSE_DIM), SPARSEVEC(SPARSE_DIM))
-        product = table.c.weights.max_inner_product(query)
-        statement = (
-            select(table.c.id, product)
-            .where(table.c.terms.overlap(literal(sorted(values), _INT_ARRAY)), *served)
-            .order_by(product, table.c.id)
-            .limit(limit)
-        )
-        rows = connection.execute(statement).all()
-        return [(point_id, -float(negative)) for point_id, negative in rows if negative < 0.0]
+                return rank_rows(connection, self.table, values, served, limit)
+            return self.ranking.best(connection, values, served, limit)
 
     def attainable(self, query_tokens: Sequence[str]) -> float:
         """The most BM25 any record could score for ``query_tokens``: each term's query count ×
