@@ -46,6 +46,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import ARRAY, BYTEA
 
+from zhiku.datasource.points.pgvector import BINARY_RESULTS
+
 _OFFSET = np.dtype("<u4")
 _WEIGHT = np.dtype("<f4")
 #: A block's keys lie within this distance of its ``base``.
@@ -177,9 +179,9 @@ class TermPostings:
         among them."""
         blocks = self.blocks
         rows = connection.execute(
-            select(blocks.c.term, blocks.c.base, blocks.c.posting_keys, blocks.c.weights).where(
-                blocks.c.term == any_(literal(sorted(query), _INT_ARRAY))
-            )
+            select(blocks.c.term, blocks.c.base, blocks.c.posting_keys, blocks.c.weights)
+            .where(blocks.c.term == any_(literal(sorted(query), _INT_ARRAY)))
+            .execution_options(**{BINARY_RESULTS: True})
         ).all()
         if not rows:
             return Postings(np.empty(0, dtype=np.int64), np.empty(0))
