@@ -80,13 +80,21 @@ class ScoredKeys:
 
     @classmethod
     def of(cls, *read: Postings) -> ScoredKeys:
-        """The keys of ``read`` with the sum of their parts."""
+        """The keys of ``read`` with the sum of their parts: a dense sum over the keys' span when
+        it is not much wider than the postings (every part is above 0, so a key is held where
+        its sum is), else through a sort."""
         keys = np.concatenate([postings.keys for postings in read])
+        parts = np.concatenate([postings.parts for postings in read])
         if not len(keys):
-            return cls(keys, np.empty(0))
-        unique, summed = _summed_by_key(keys, np.concatenate([postings.parts for postings in read]))
-        held = summed > 0.0  # every weight and IDF is above 0
-        return cls(unique[held], summed[held])
+            return cls(keys, parts)
+        low = int(keys.min())
+        span = int(keys.max()) - low + 1
+        if span <= max(4 * len(keys), 1 << 16):
+            sums = np.bincount(keys - low, weights=parts, minlength=span)
+            held = np.nonzero(sums > 0.0)[0]
+            return cls(held + low, sums[held])
+        unique, inverse = np.unique(keys, return_inverse=True)
+        return cls(unique, np.bincount(inverse, weights=parts, minlength=len(unique)))
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -97,7 +105,7 @@ class ScoredKeys:
         a sort of only those."""
         scores = self.scores
         if count < len(scores):
-            bound = -np.partition(-scores, count - 1)[count - 1]
+            bound = np.partition(scores, len(scores) - count)[len(scores) - count]
             chosen = np.flatnonzero(scores >= bound)
         else:
             chosen = np.arange(len(scores))
@@ -219,19 +227,6 @@ class TermPostings:
                     self._insert(connection, merged)
                 removed += len(old) - len(merged)
         return removed
-
-
-def _summed_by_key(keys: np.ndarray, parts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Keys (ascending) and the sum of ``parts`` for each: a dense sum over the keys' span
-    (keys absent sum to 0) when it is not much wider than the postings, else through a sort."""
-    low, high = int(keys.min()), int(keys.max())
-    span = high - low + 1
-    if span <= max(4 * len(keys), 1 << 16):
-        return np.arange(low, high + 1, dtype=np.int64), np.bincount(
-            keys - low, weights=parts, minlength=span
-        )
-    unique, inverse = np.unique(keys, return_inverse=True)
-    return unique, np.bincount(inverse, weights=parts, minlength=len(unique))
 
 
 def _merged(rows: Sequence[Any], live: np.ndarray) -> tuple[list[Block], list[int]]:

@@ -10,8 +10,10 @@ cannot drift from the records (see :mod:`zhiku.datasource.fulltext.pgvector`).
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
+import threading
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Sequence
 
 from sqlalchemy import (
     BigInteger,
@@ -29,8 +31,6 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, insert
-
-from zhiku.datasource.fulltext import bm25_math
 
 _INT_ARRAY = ARRAY(Integer)
 _BIG_ARRAY = ARRAY(BigInteger)
@@ -111,7 +111,33 @@ class CorpusStatistics:
             int(term): int(count) for _, term, count in rows if term is not None and count > 0
         }
 
-    def idf(self, connection: Connection, terms: Sequence[int]) -> tuple[int, dict[int, float]]:
-        """The number of records, and the IDF of each of ``terms`` some record holds."""
-        n, held = self.held(connection, terms)
-        return n, {term: bm25_math.lucene_idf(n, count) for term, count in held.items()}
+
+#: Held: the number of records (at least 1), and how many hold each of some terms.
+Held = tuple[int, dict[int, int]]
+
+
+class RecentHeld:
+    """The statistics the latest searches read, by their query terms, for ``seconds``: what the
+    relevance scale asks next (the most a query could score) is then read from the statistics
+    its scores were computed with, without a transaction of its own. At most ``size`` queries."""
+
+    def __init__(self, seconds: float = 5.0, size: int = 256) -> None:
+        self.seconds = seconds
+        self.size = size
+        self._lock = threading.Lock()
+        self._held: OrderedDict[frozenset[int], tuple[float, Held]] = OrderedDict()
+
+    def remember(self, terms: Iterable[int], held: Held) -> None:
+        with self._lock:
+            key = frozenset(terms)
+            self._held[key] = (time.monotonic(), held)
+            self._held.move_to_end(key)
+            while len(self._held) > self.size:
+                self._held.popitem(last=False)
+
+    def get(self, terms: Iterable[int]) -> Held | None:
+        with self._lock:
+            found = self._held.get(frozenset(terms))
+        if found is None or time.monotonic() - found[0] > self.seconds:
+            return None
+        return found[1]

@@ -58,7 +58,7 @@ from zhiku.datasource.fulltext import bm25_math
 from zhiku.datasource.fulltext.base import TextRecord
 from zhiku.datasource.fulltext.pg_postings import TermPostings
 from zhiku.datasource.fulltext.pg_ranking import SPARSE_DIM, PostingsRanking, rank_rows
-from zhiku.datasource.fulltext.pg_statistics import CorpusStatistics
+from zhiku.datasource.fulltext.pg_statistics import CorpusStatistics, RecentHeld
 from zhiku.datasource.fulltext.sparse import OPTIMIZE_TOLERANCE
 from zhiku.datasource.points.collection import canonical_ids
 from zhiku.datasource.points.pgvector import ID_ARRAY, PgPointStore, store_url, table_prefix
@@ -122,6 +122,7 @@ class PgBM25Store(PgPointStore):
         name = self.table_name
         self.statistics = CorpusStatistics(self.metadata, name)
         self.postings = TermPostings(self.metadata, name)
+        self.recent = RecentHeld()
         self.ranking = PostingsRanking(self.table, self.postings)
         Index(f"{name}_sections", self.table.c.sections, postgresql_using="gin")
         key_index = Index(f"{name}_posting_key", self.table.c.posting_key, unique=True)
@@ -329,6 +330,7 @@ class PgBM25Store(PgPointStore):
             return []
         with self._errors("search"), self._snapshot() as connection:
             n, held = self.statistics.held(connection, list(weights))
+            self.recent.remember(weights, (n, held))
             if not held:
                 return []
             values = {term: weights[term] * bm25_math.lucene_idf(n, docs) for term, docs in held.items()}
@@ -340,14 +342,21 @@ class PgBM25Store(PgPointStore):
 
     def attainable(self, query_tokens: Sequence[str]) -> float:
         """The most BM25 any record could score for ``query_tokens``: each term's query count ×
-        its IDF × ``k1 + 1``; a term no record holds at the IDF of a term one record holds."""
+        its IDF × ``k1 + 1``; a term no record holds at the IDF of a term one record holds. The
+        statistics are those a search of the same terms read in the last seconds, if any (see
+        :class:`.RecentHeld`)."""
         weights = folded_counts(query_tokens)
         if not weights:
             return 0.0
-        with self._errors("read statistics"), self._snapshot() as connection:
-            n, idf = self.statistics.idf(connection, list(weights))
-        unseen = bm25_math.lucene_idf(n, 1)
-        return math.fsum(count * idf.get(term, unseen) * (self.k1 + 1.0) for term, count in weights.items())
+        recent = self.recent.get(weights)
+        if recent is None:
+            with self._errors("read statistics"), self._snapshot() as connection:
+                recent = self.statistics.held(connection, list(weights))
+        n, held = recent
+        return math.fsum(
+            count * bm25_math.lucene_idf(n, held.get(term, 1)) * (self.k1 + 1.0)
+            for term, count in weights.items()
+        )
 
     def _snapshot(self) -> Any:
         """A connection whose reads see one snapshot (the statistics agree with the records)."""
