@@ -6,8 +6,10 @@ the blocks; a table of an earlier version gets its postings at its first open.""
 from __future__ import annotations
 
 import math
+import threading
 import uuid
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -254,3 +256,49 @@ def test_the_most_a_query_could_score_comes_from_the_statistics_its_search_read(
         event.remove(store.engine, "before_cursor_execute", seen)
     finally:
         store.drop()
+
+
+def test_merges_beside_writers_lose_no_posting(pgvector_url: str) -> None:
+    """Two stores (as two processes would) fold the postings again and again while a third
+    writes new records and replaces old ones: every record is still found by its own word, and
+    a last merge leaves exactly the live postings."""
+    stores = [PgBM25Store(pgvector_url, "bm25") for _ in range(3)]
+    writer, *mergers = stores
+    words: dict[str, list[str]] = {}
+
+    def record(n: int, version: int) -> TextRecord:
+        point = str(uuid.UUID(int=n + 1))
+        words[point] = [f"u{n}v{version}", "w0", f"w{n % 7}"]
+        return TextRecord(point, words[point], f"doc-{n % 5}")
+
+    try:
+        for start in range(0, 300, 50):
+            writer.upsert([record(n, 0) for n in range(start, start + 50)])
+        stop = threading.Event()
+
+        def write() -> None:
+            for batch in range(12):
+                writer.upsert([record(n, 0) for n in range(300 + batch * 25, 325 + batch * 25)])
+                writer.upsert([record(n, batch + 1) for n in range(batch * 20, batch * 20 + 20)])
+            stop.set()
+
+        def merge(store: PgBM25Store) -> None:
+            while not stop.is_set():
+                store.merge_postings()
+
+        with ThreadPoolExecutor(3) as pool:
+            for future in [pool.submit(write), *(pool.submit(merge, s) for s in mergers)]:
+                future.result()
+        reader = mergers[0]
+        for point, tokens in words.items():
+            assert [p for p, _ in reader.search([tokens[0]], 1)] == [point], tokens[0]
+        reader.merge_postings()
+        with reader.engine.connect() as connection:
+            postings = connection.scalar(
+                select(func.sum(func.octet_length(reader.postings.blocks.c.posting_keys)))
+            )
+        assert postings // 4 == sum(len(set(tokens)) for tokens in words.values())
+    finally:
+        stores[0].drop()
+        for store in stores:
+            store.close()

@@ -53,7 +53,7 @@ _WEIGHT = np.dtype("<f4")
 #: A block's keys lie within this distance of its ``base``.
 _SPAN = 1 << 32
 _INT_ARRAY = ARRAY(Integer)
-#: Terms merged per transaction (each holds their blocks' row locks until it commits).
+#: Terms merged per transaction (each holds the writes of the dataset until it commits).
 MERGE_TERMS = 512
 
 #: A block row: term, base, offsets from it, weights.
@@ -198,12 +198,13 @@ class TermPostings:
             np.concatenate([np.frombuffer(w, dtype=_WEIGHT) * query[term] for term, _, _, w in rows]),
         )
 
-    def merge(self, connection_of: Transactions, live: np.ndarray) -> int:
-        """Fold each term's blocks into one without the keys not in ``live`` (sorted; keys live
-        when the merge began: a key never comes back once dead), :data:`MERGE_TERMS` terms per
-        transaction. Returns the blocks removed. Blocks appended meanwhile are left for the
-        next merge; two merges at once wait for each other's row locks, and the later one finds
-        the blocks it would have read gone."""
+    def merge(self, connection_of: Transactions, live_keys: Callable[[Connection], np.ndarray]) -> int:
+        """Fold each term's blocks into one without dead keys, :data:`MERGE_TERMS` terms per
+        transaction; returns the blocks removed. ``live_keys`` gives the keys of the records
+        (sorted) and holds the lock every write of keys holds until the transaction ends, so the
+        blocks read next and the keys agree: a key in a block and not among them is dead, and no
+        block is added meanwhile. Blocks of terms first written after the merge began are left
+        for the next one."""
         blocks = self.blocks
         with connection_of() as connection:
             terms = list(connection.scalars(select(blocks.c.term).distinct().order_by(blocks.c.term)))
@@ -211,13 +212,14 @@ class TermPostings:
         for start in range(0, len(terms), MERGE_TERMS):
             batch = terms[start : start + MERGE_TERMS]
             with connection_of() as connection:
+                live = live_keys(connection)
                 rows = connection.execute(
                     select(
                         blocks.c.block, blocks.c.term, blocks.c.base, blocks.c.posting_keys, blocks.c.weights
                     )
                     .where(blocks.c.term == any_(literal(batch, _INT_ARRAY)))
                     .order_by(blocks.c.term, blocks.c.block)
-                    .with_for_update()
+                    .execution_options(**{BINARY_RESULTS: True})
                 ).all()
                 merged, old = _merged(rows, live)
                 if old:

@@ -61,7 +61,7 @@ from zhiku.datasource.fulltext.pg_ranking import SPARSE_DIM, PostingsRanking, ra
 from zhiku.datasource.fulltext.pg_statistics import CorpusStatistics, RecentHeld
 from zhiku.datasource.fulltext.sparse import OPTIMIZE_TOLERANCE
 from zhiku.datasource.points.collection import canonical_ids
-from zhiku.datasource.points.pgvector import ID_ARRAY, PgPointStore, store_url, table_prefix
+from zhiku.datasource.points.pgvector import BINARY_RESULTS, ID_ARRAY, PgPointStore, store_url, table_prefix
 
 #: Admitted records up to which a restricted search ranks them all from their rows (about what
 #: reading the postings costs; the search counts them first, and stops counting past it).
@@ -375,12 +375,16 @@ class PgBM25Store(PgPointStore):
     def merge_postings(self) -> int:
         """Fold each term's blocks into one without the keys of replaced or deleted records;
         returns the blocks removed. See :meth:`.TermPostings.merge`."""
-        with self._errors("read posting keys"), self.engine.connect() as connection:
-            live = np.sort(
-                np.asarray(connection.scalars(select(self.table.c.posting_key)).all(), dtype=np.int64)
-            )
         with self._errors("merge postings"):
-            return self.postings.merge(self.engine.begin, live)
+            return self.postings.merge(self.engine.begin, self._live_keys)
+
+    def _live_keys(self, connection: Connection) -> np.ndarray:
+        """The records' posting keys, sorted, with the stats row's lock held (writes wait)."""
+        self.statistics.read(connection, lock=True)
+        keys = connection.scalars(
+            select(self.table.c.posting_key).execution_options(**{BINARY_RESULTS: True})
+        )
+        return np.sort(np.fromiter(keys, dtype=np.int64))
 
 
 def open_pgvector_fulltext(settings: Settings, dataset_id: str) -> PgBM25Store:
