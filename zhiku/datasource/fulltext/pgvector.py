@@ -62,6 +62,7 @@ from zhiku.datasource.fulltext.pg_statistics import CorpusStatistics, RecentHeld
 from zhiku.datasource.fulltext.sparse import OPTIMIZE_TOLERANCE
 from zhiku.datasource.points.collection import canonical_ids
 from zhiku.datasource.points.pgvector import BINARY_RESULTS, ID_ARRAY, PgPointStore, store_url, table_prefix
+from zhiku.datasource.vector.restricted import is_restricted
 
 #: Admitted records up to which a restricted search ranks them all from their rows (about what
 #: reading the postings costs; the search counts them first, and stops counting past it).
@@ -92,8 +93,9 @@ def folded_counts(tokens: Iterable[str]) -> dict[int, int]:
 
 
 class PgBM25Store(PgPointStore):
-    """The :class:`~zhiku.datasource.fulltext.base.FullTextStore` contract in ``table`` and its two
-    statistics tables (created if missing).
+    """The :class:`~zhiku.datasource.fulltext.base.FullTextStore` contract in ``table``, its two
+    statistics tables and its postings (created if missing; a table of an earlier version gets its
+    postings at its first open).
 
     ``k1`` and ``b`` are BM25's saturation and length normalisation; records remember the values
     (and the corpus statistics) they were weighted with, and :meth:`reweight` brings all of them
@@ -335,8 +337,7 @@ class PgBM25Store(PgPointStore):
                 return []
             values = {term: weights[term] * bm25_math.lucene_idf(n, docs) for term, docs in held.items()}
             served = self._served(scope, summaries)
-            restricted = scope is not None and (not scope.exclude or scope.section is not None)
-            if restricted and self._admitted_at_most(connection, served, RANK_ADMITTED_MAX):
+            if is_restricted(scope) and self._admitted_at_most(connection, served, RANK_ADMITTED_MAX):
                 return rank_rows(connection, self.table, values, served, limit)
             return self.ranking.best(connection, values, served, limit)
 
