@@ -302,3 +302,20 @@ def test_merges_beside_writers_lose_no_posting(pgvector_url: str) -> None:
         stores[0].drop()
         for store in stores:
             store.close()
+
+
+def test_the_postings_are_stored_uncompressed(pgvector_url: str) -> None:
+    """pglz's decompression of a common term's block cost more than reading it."""
+    for _ in range(2):  # made, then opened again
+        store = PgBM25Store(pgvector_url, "bm25")
+        with store.engine.connect() as connection:
+            storage = connection.execute(
+                text(
+                    "SELECT attname, attstorage FROM pg_attribute WHERE attrelid = to_regclass(:t)"
+                    " AND attname IN ('posting_keys', 'weights') ORDER BY attname"
+                ),
+                {"t": store.postings.blocks.name},
+            ).all()
+        store.close()
+        assert [tuple(row) for row in storage] == [("posting_keys", "e"), ("weights", "e")]
+    PgBM25Store(pgvector_url, "bm25").drop()

@@ -3,17 +3,17 @@ their weights, as packed arrays that a search reads in one statement and sums wi
 
 Why not SQL over the records: an exact search must score every record holding a query term that
 can still reach the best ``limit`` (Lucene's MaxScore), and a record read from the table costs
-~2 µs (a heap page, its weights, an inner product). A long query at 100,000 records ranked 24,000
-of them: 30 ms. Packed postings cost ~25 ns each: the same query's 73,000 postings are read and
-summed in ~3 ms.
+~2 µs (a heap page, its weights, an inner product): a long query at 100,000 records ranked
+24,000 of them in 50 ms. A typical query's 67,000 postings are read and summed in about 2 ms.
 
-Layout: ``<table>_postings`` holds blocks, one row per term and write: ``posting_keys`` name records
-by their ``posting_key`` (``base`` plus little-endian uint32 offsets), ``weights`` (little-endian
-float32) are their saturated term frequencies (what the record's ``weights`` vector holds). Every write of a
-record's weights gives it a new key and appends blocks in the same transaction, so a search's
-snapshot sees the blocks of exactly the records it sees; the keys of replaced and deleted records
-stay in their blocks, dead, until :meth:`TermPostings.merge` (``optimize``) folds each term's
-blocks into one without them. A search drops dead keys when it reads the candidates' rows.
+Layout: ``<table>_postings`` holds blocks, one row per term and write: ``posting_keys`` name
+records by their ``posting_key`` (``base`` plus little-endian uint32 offsets), ``weights``
+(little-endian float32) are their saturated term frequencies (what the record's ``weights``
+vector holds). Every write of a record's weights gives it a new key and appends blocks in the
+same transaction, so a search's snapshot sees the blocks of exactly the records it sees; the
+keys of replaced and deleted records stay in their blocks, dead, until
+:meth:`TermPostings.merge` (``optimize``) folds each term's blocks into one without them. A
+search drops dead keys when it reads the candidates' rows.
 """
 
 from __future__ import annotations
@@ -79,12 +79,11 @@ class ScoredKeys:
     scores: np.ndarray
 
     @classmethod
-    def of(cls, *read: Postings) -> ScoredKeys:
-        """The keys of ``read`` with the sum of their parts: a dense sum over the keys' span when
-        it is not much wider than the postings (every part is above 0, so a key is held where
-        its sum is), else through a sort."""
-        keys = np.concatenate([postings.keys for postings in read])
-        parts = np.concatenate([postings.parts for postings in read])
+    def of(cls, postings: Postings) -> ScoredKeys:
+        """The keys of ``postings`` with the sum of their parts: a dense sum over the keys' span
+        when it is not much wider than the postings (every part is above 0, so a key is held
+        where its sum is), else through a sort."""
+        keys, parts = postings.keys, postings.parts
         if not len(keys):
             return cls(keys, parts)
         low = int(keys.min())
@@ -130,8 +129,8 @@ class TermPostings:
         )
 
     def store_uncompressed(self, connection: Connection) -> None:
-        """Keep the blocks out of line but uncompressed: a search reads a common term's whole
-        block, and pglz's decompression cost more than its reading."""
+        """Keep the blocks out of line but uncompressed (once, on the new table): a search reads
+        a common term's whole block, and pglz's decompression cost more than its reading."""
         name = self.blocks.name
         connection.execute(
             text(
@@ -200,11 +199,11 @@ class TermPostings:
 
     def merge(self, connection_of: Transactions, live_keys: Callable[[Connection], np.ndarray]) -> int:
         """Fold each term's blocks into one without dead keys, :data:`MERGE_TERMS` terms per
-        transaction; returns the blocks removed. ``live_keys`` gives the keys of the records
-        (sorted) and holds the lock every write of keys holds until the transaction ends, so the
-        blocks read next and the keys agree: a key in a block and not among them is dead, and no
-        block is added meanwhile. Blocks of terms first written after the merge began are left
-        for the next one."""
+        transaction; returns the blocks removed. ``live_keys`` gives the keys of the records and
+        holds the lock every write of keys holds until the transaction ends, so the blocks read
+        next and the keys agree: a key in a block and not among them is dead, and no block is
+        added meanwhile. Blocks of terms first written after the merge began are left for the
+        next one."""
         blocks = self.blocks
         with connection_of() as connection:
             terms = list(connection.scalars(select(blocks.c.term).distinct().order_by(blocks.c.term)))
@@ -241,7 +240,7 @@ def _merged(rows: Sequence[Any], live: np.ndarray) -> tuple[list[Block], list[in
         held = list(group)
         keys = np.concatenate([_keys(row[2], row[3]) for row in held])
         weights = np.concatenate([np.frombuffer(row[4], dtype=_WEIGHT) for row in held])
-        alive = _is_live(keys, live)
+        alive = np.isin(keys, live)
         if len(held) == 1 and bool(alive.all()):
             continue
         old.extend(row[0] for row in held)
@@ -268,11 +267,3 @@ def _packed(term: int, keys: np.ndarray, weights: np.ndarray) -> list[Block]:
 def _keys(base: int, offsets: bytes) -> np.ndarray:
     """A block's keys."""
     return np.frombuffer(offsets, dtype=_OFFSET).astype(np.int64) + base
-
-
-def _is_live(keys: np.ndarray, live: np.ndarray) -> np.ndarray:
-    """Which of ``keys`` are in the sorted array ``live``."""
-    if len(live) == 0:
-        return np.zeros(len(keys), dtype=bool)
-    at = np.minimum(np.searchsorted(live, keys), len(live) - 1)
-    return np.asarray(live[at] == keys)

@@ -132,8 +132,12 @@ class PgBM25Store(PgPointStore):
             text("SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(:table) AND attnum > 0"),
             {"table": name},
         ).all()
+        had_postings = connection.scalar(
+            text("SELECT to_regclass(:table)"), {"table": self.postings.blocks.name}
+        )
         super()._create(connection)
-        self.postings.store_uncompressed(connection)
+        if had_postings is None:
+            self.postings.store_uncompressed(connection)
         self.statistics.create_row(connection)
         if columns and "posting_key" not in columns:
             self._add_postings(connection, key_index)
@@ -380,12 +384,12 @@ class PgBM25Store(PgPointStore):
             return self.postings.merge(self.engine.begin, self._live_keys)
 
     def _live_keys(self, connection: Connection) -> np.ndarray:
-        """The records' posting keys, sorted, with the stats row's lock held (writes wait)."""
+        """The records' posting keys, with the stats row's lock held (writes wait)."""
         self.statistics.read(connection, lock=True)
         keys = connection.scalars(
             select(self.table.c.posting_key).execution_options(**{BINARY_RESULTS: True})
         )
-        return np.sort(np.fromiter(keys, dtype=np.int64))
+        return np.fromiter(keys, dtype=np.int64)
 
 
 def open_pgvector_fulltext(settings: Settings, dataset_id: str) -> PgBM25Store:
