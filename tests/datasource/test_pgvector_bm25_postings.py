@@ -20,6 +20,7 @@ from zhiku.core.scope import DocumentScope
 from zhiku.datasource.fulltext.base import TextRecord
 from zhiku.datasource.fulltext.bm25_math import lucene_idf
 from zhiku.datasource.fulltext.pg_postings import _keys, _packed
+from zhiku.datasource.fulltext.pg_ranking import within_bound
 from zhiku.datasource.fulltext.pgvector import RANK_ADMITTED_MAX, PgBM25Store
 
 RECORDS, DOCUMENTS, TOP = 2_600, 26, 20
@@ -319,3 +320,11 @@ def test_the_postings_are_stored_uncompressed(pgvector_url: str) -> None:
         store.close()
         assert [tuple(row) for row in storage] == [("posting_keys", "e"), ("weights", "e")]
     PgBM25Store(pgvector_url, "bm25").drop()
+
+
+def test_a_query_reads_its_rarest_terms_up_to_the_bound_of_postings() -> None:
+    values = {1: 0.5, 2: 3.0, 3: 1.0, 4: 2.0}
+    held = {1: 900, 2: 10, 3: 400, 4: 100}
+    assert within_bound(values, held, most=510) == {2: 3.0, 4: 2.0, 3: 1.0}
+    assert within_bound(values, held, most=10_000) == values
+    assert within_bound(values, held, most=1) == {2: 3.0}  # the rarest term, always

@@ -57,7 +57,7 @@ from zhiku.core.sections import ancestors
 from zhiku.datasource.fulltext import bm25_math
 from zhiku.datasource.fulltext.base import TextRecord
 from zhiku.datasource.fulltext.pg_postings import TermPostings
-from zhiku.datasource.fulltext.pg_ranking import SPARSE_DIM, PostingsRanking, rank_rows
+from zhiku.datasource.fulltext.pg_ranking import SPARSE_DIM, PostingsRanking, rank_rows, within_bound
 from zhiku.datasource.fulltext.pg_statistics import CorpusStatistics, RecentHeld
 from zhiku.datasource.fulltext.sparse import OPTIMIZE_TOLERANCE
 from zhiku.datasource.points.collection import canonical_ids
@@ -343,7 +343,7 @@ class PgBM25Store(PgPointStore):
             served = self._served(scope, summaries)
             if is_restricted(scope) and self._admitted_at_most(connection, served, RANK_ADMITTED_MAX):
                 return rank_rows(connection, self.table, values, served, limit)
-            return self.ranking.best(connection, values, served, limit)
+            return self.ranking.best(connection, within_bound(values, held), served, limit)
 
     def attainable(self, query_tokens: Sequence[str]) -> float:
         """The most BM25 any record could score for ``query_tokens``: each term's query count ×
