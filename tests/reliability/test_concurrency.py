@@ -15,6 +15,7 @@ import os
 import random
 import threading
 import time
+import traceback
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -100,9 +101,9 @@ def _thread(name: str, log: Log, work: Callable[[], None]) -> threading.Thread:
     def run() -> None:
         try:
             work()
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
+        except BaseException as exc:  # noqa: BLE001 - reported by the test, with where it came from
             with log.lock:
-                log.errors.append(f"{name}: {type(exc).__name__}: {exc}")
+                log.errors.append(f"{name}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
 
     return threading.Thread(target=run, name=name, daemon=True)
 
