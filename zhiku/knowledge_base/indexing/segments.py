@@ -139,7 +139,8 @@ class SegmentEditor:
                 .limit(limit)
             ).all()
             rows = {row.id: row for row in session.scalars(select(SegmentRow).where(SegmentRow.id.in_(page)))}
-            return [_stored(rows[segment_id_]) for segment_id_ in page], int(total or 0)
+            # a segment deleted between the two reads (SQLite reads outside a snapshot) is left out
+            return [_stored(rows[id_]) for id_ in page if id_ in rows], int(total or 0)
 
     def get(self, document_id: str, segment_id_: str) -> StoredSegment:
         with self._sessions() as session:
@@ -208,7 +209,8 @@ class SegmentEditor:
             if parents:
                 segments = [self._with_children(s) for s in segments]
             self._index().write_segments(segments)
-        stored = self.by_ids([s.id for s in segments])
+            # read back under the lock: a deletion right after the write cannot take them away first
+            stored = self.by_ids([s.id for s in segments])
         return [stored[s.id] for s in segments]
 
     def update(
