@@ -4,6 +4,7 @@ points, the ACORN walk above (see ``zhiku/datasource/vector/restricted.py``)."""
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.points.collection import PointCollection, VectorSpec
+from zhiku.datasource.points.edge_scans import scanned_at_most
 from zhiku.datasource.points.qdrant import ClientCollection
 from zhiku.datasource.vector.base import VectorRecord
 from zhiku.datasource.vector.dense import DenseVectorStore
@@ -20,6 +22,7 @@ from zhiku.datasource.vector.qdrant import QdrantClientVectorStore
 from zhiku.datasource.vector.restricted import (
     ACORN_HNSW_EF,
     EXACT_SEARCH_MAX,
+    PLAIN_SCAN,
     DenseSearchPlan,
     is_restricted,
     restricted_search,
@@ -68,6 +71,10 @@ def test_plan_at_the_bounds() -> None:
     walk = restricted_search(EXACT_SEARCH_MAX + 1, 10, 128)
     assert walk == DenseSearchPlan(exact=False, hnsw_ef=ACORN_HNSW_EF, acorn=True)
     assert restricted_search(101, 10, 128, exact_max=100) == walk
+    # below the collection's full-scan bound the engine scans them by its own plan
+    assert restricted_search(0, 10, 128, plain_max=500) == PLAIN_SCAN
+    assert restricted_search(500, 10, 128, plain_max=500) == PLAIN_SCAN
+    assert restricted_search(501, 10, 128, plain_max=500) == DenseSearchPlan(exact=True)
     # the beam is never narrower than the store's nor than the hits asked for
     assert restricted_search(10**6, 10, 2 * ACORN_HNSW_EF).hnsw_ef == 2 * ACORN_HNSW_EF
     assert restricted_search(10**6, 3 * ACORN_HNSW_EF, 128).hnsw_ef == 3 * ACORN_HNSW_EF
@@ -99,7 +106,8 @@ def test_few_admitted_points_give_the_exact_top_k(graph_store: Any) -> None:
     store, queries, points, ids, documents = graph_store
     spy = recording(store)
     try:
-        admitted = set(documents[:: 10 * PER_DOCUMENT])  # 10% of the points
+        admitted = set(documents[: 60 * PER_DOCUMENT])  # 15% of the points: above the scan bound
+        assert len(admitted) * PER_DOCUMENT > store._collection.plain_search_max
         scope = DocumentScope(frozenset(admitted))
         inside = np.array([d in admitted for d in documents])
         for query in queries:
@@ -108,6 +116,28 @@ def test_few_admitted_points_give_the_exact_top_k(graph_store: Any) -> None:
             assert [s for s, _ in store.search(query, 10, scope)] == exact
         assert spy.counted == [scope] * QUERIES
         assert spy.plans == [DenseSearchPlan(exact=True)] * QUERIES
+    finally:
+        store._collection = spy._collection
+
+
+def test_points_under_the_full_scan_bound_are_scanned_by_their_int8_copies(graph_store: Any) -> None:
+    """Left to Qdrant below its full-scan bound, the search scans the admitted points (by the
+    int8 copies, then the best rescored): what it finds is the exact search's, not a filtered
+    walk's (which finds a fraction of it when a filter admits 5% of the points)."""
+    store, queries, points, ids, documents = graph_store
+    spy = recording(store)
+    try:
+        admitted = set(documents[:: 20 * PER_DOCUMENT])  # 20 documents: 200 of the 4,000 points
+        assert len(admitted) * PER_DOCUMENT <= store._collection.plain_search_max
+        scope = DocumentScope(frozenset(admitted))
+        inside = np.array([d in admitted for d in documents])
+        found = 0
+        for query in queries:
+            scores = np.where(inside, points @ query, -np.inf)
+            exact = {ids[i] for i in np.argsort(-scores)[:10]}
+            found += len(exact & {s for s, _ in store.search(query, 10, scope)})
+        assert found / (10 * QUERIES) >= 0.99
+        assert spy.plans == [PLAIN_SCAN] * QUERIES
     finally:
         store._collection = spy._collection
 
@@ -195,3 +225,22 @@ def test_a_server_gets_the_estimate_and_the_acorn_walk_asked_for() -> None:
     finally:
         collection._client, collection.local = memory, True
         collection.close()
+
+
+def test_a_shard_built_with_a_lower_full_scan_bound_keeps_it_until_rebuilt(tmp_path: Path) -> None:
+    """Qdrant plans by the bound each segment was built with: a shard opened with a higher one
+    is still planned by the old one (else a filter between the two would walk the graph), and a
+    segment config that cannot be read leaves every restricted search exact."""
+    rng = np.random.default_rng(5)
+    points = clustered(rng, 4000)
+    ids = [str(uuid.UUID(int=i + 1)) for i in range(len(points))]
+    documents = [str(uuid.UUID(int=(1 << 64) + i // PER_DOCUMENT)) for i in range(len(points))]
+    with EdgeVectorStore(tmp_path / "dense", DIM, index_threshold_kb=64) as store:
+        store.upsert([VectorRecord(i, v, d) for i, v, d in zip(ids, points, documents, strict=True)])
+        store.optimize()
+        assert store._collection.plain_search_max == 64 * 1024 // (4 * DIM) - 1
+    with EdgeVectorStore(tmp_path / "dense", DIM, index_threshold_kb=256) as store:
+        assert store._collection.plain_search_max == 64 * 1024 // (4 * DIM) - 1
+    config = next((tmp_path / "dense" / "segments").glob("*/segment.json"))
+    config.write_text("{not json", encoding="utf-8")
+    assert scanned_at_most(tmp_path / "dense", "dense", DIM, 256) == 0

@@ -73,6 +73,9 @@ class PointCollection(Protocol):
 
     spec: VectorSpec
     holds_gil: bool
+    #: admitted points up to which a filtered search left to the engine's own plan (no ``exact``,
+    #: no ``hnsw_ef``) surely scans them rather than walking the graph: 0 where it may not
+    plain_search_max: int
 
     def upsert(self, points: Sequence[PointData]) -> None: ...
 

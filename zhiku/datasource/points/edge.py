@@ -52,7 +52,8 @@ from zhiku.datasource.points.collection import (
     scroll_points,
     store_errors,
 )
-from zhiku.datasource.points.edge_filters import ServedFilters
+from zhiku.datasource.points.edge_filters import ServedFilters, scope_conditions
+from zhiku.datasource.points.edge_scans import scanned_at_most
 
 _CONFIG_FILE = "edge_config.json"
 _TEMP_SEGMENTS = "temp_segments"
@@ -69,6 +70,12 @@ BUILD_SECONDS = 600.0
 BUILD_SECONDS_PER_POINT = 0.015
 #: Seconds between two looks at whether a running build was cancelled (then it is killed).
 _CANCEL_POLL_SECONDS = 0.25
+#: Qdrant's full-scan bound of the dense shards, in KB of float vectors: twice its default
+#: (10,000), as a scan by the vectors' int8 copies (then the best rescored by the vectors) costs
+#: half as much a point: 1.2 against 2.4 ms for 9,500 points. About 13,000 points of 384 dimensions.
+FULL_SCAN_KB = 20_000
+#: A dense search scores by the int8 copies, then the best ``limit`` times this by the vectors.
+RESCORE_OVERSAMPLING = 2.0
 #: What the build process runs: it imports qdrant-edge only, and loads the copy with its saved config.
 _OPTIMIZE_COPY = (
     "import sys, qdrant_edge as qe; "
@@ -93,7 +100,15 @@ class EdgeCollection:
     counting until then.
 
     ``index_threshold_kb`` (dense only): segments smaller than this are searched exactly and get
-    no HNSW graph. Qdrant's default, 10,000 KB, is about 6,500 vectors of 384 dimensions.
+    no HNSW graph (Qdrant's default, 10,000 KB, is about 6,500 vectors of 384 dimensions); given,
+    it is also the full-scan bound (else :data:`FULL_SCAN_KB`).
+
+    Dense shards keep an int8 copy of each vector in memory (scalar quantization, built by
+    ``optimize``; a quarter of the vectors' size): a search scores by it and rescores the best
+    ``limit`` × :data:`RESCORE_OVERSAMPLING` by the vectors. At 100,000 points of 384 dimensions
+    the graph search of 100 candidates took 0.62 against 0.89 ms, recall@10 against exact 0.977
+    against 0.963, and a search among the 9,500 points a 10% filter admits 1.34 against 2.76 ms
+    (below the full-scan bound: see ``edge_scans``).
 
     ``child_build_min_points``: from this many points on, :meth:`optimize` builds in a child
     process on a copy (see the module docstring), killed after ``build_time_limit`` seconds (None:
@@ -136,6 +151,7 @@ class EdgeCollection:
         self._reading_now = 0
         self._swapping = False
         self._filters = ServedFilters()
+        self.plain_search_max = 0  # see _open
         _finish_swap(self.path)
         self._shard: qe.EdgeShard | None = self._open()
         try:
@@ -159,10 +175,16 @@ class EdgeCollection:
         threshold = self.index_threshold_kb
         return qe.EdgeConfig(
             vectors={self.spec.name: qe.EdgeVectorParams(size=self.spec.dim, distance=qe.Distance.Cosine)},
-            hnsw_config=None if threshold is None else qe.HnswIndexConfig(16, 100, threshold),
+            hnsw_config=qe.HnswIndexConfig(16, 100, self._full_scan_kb()),
+            quantization_config=_INT8,
             optimizers=None if threshold is None else qe.EdgeOptimizersConfig(indexing_threshold=threshold),
             max_search_threads=self.search_threads,
         )
+
+    def _full_scan_kb(self) -> int:
+        """Qdrant's full-scan bound: a filtered search whose filter admits fewer points' vectors
+        than this scans them instead of walking the graph."""
+        return self.index_threshold_kb if self.index_threshold_kb is not None else FULL_SCAN_KB
 
     def _open(self) -> qe.EdgeShard:
         config = self._config()
@@ -181,7 +203,15 @@ class EdgeCollection:
                 ) from exc
             raise StoreError(f"cannot open qdrant-edge shard {self.path}: {exc}") from exc
         shutil.rmtree(self.path / _TEMP_SEGMENTS, ignore_errors=True)
+        self._read_scan_bound()
         return shard
+
+    def _read_scan_bound(self) -> None:
+        """Set ``plain_search_max`` from the segments' configs (see ``edge_scans``); call it once
+        the segments changed: after an open or an optimize."""
+        if self.spec.dim is not None:
+            bound = scanned_at_most(self.path, self.spec.name, self.spec.dim, self._full_scan_kb())
+            self.plain_search_max = bound
 
     def _ensure_indexes(self, indexes: list[tuple[str, qe.PayloadSchemaType]]) -> None:
         """Create each payload index missing, and replace one of another type (a shard made by an
@@ -254,7 +284,10 @@ class EdgeCollection:
         summaries: bool = False,
     ) -> list[tuple[str, float]]:
         params = qe.SearchParams(
-            exact=exact, hnsw_ef=hnsw_ef, acorn=qe.AcornSearchParams(enable=True) if acorn else None
+            exact=exact,
+            hnsw_ef=hnsw_ef,
+            acorn=qe.AcornSearchParams(enable=True) if acorn else None,
+            quantization=None if self.spec.sparse else _RESCORED,
         )
         nearest = qe.Query.Nearest(self._vector(query), using=self.spec.name)
         with self._reading() as shard, store_errors("search", self._where):
@@ -279,9 +312,15 @@ class EdgeCollection:
         return [(point_from_record(b[0], self.spec, True), float(b[0].score)) if b else None for b in found]
 
     def admitted(self, scope: DocumentScope | None, *, summaries: bool = False) -> int:
+        """At most how many points a search in ``scope`` admits: the fewest any one of the
+        scope's conditions admits, each counted exactly by its payload index. Qdrant's planner
+        takes the same bound of a filter's points (its estimate's ``max``), so a scope admitting
+        fewer than ``plain_search_max`` is scanned, never walked (see ``edge_scans``)."""
         with self._reading() as shard, store_errors("count", self._where):
-            served = self._filters.of(shard, scope, summaries)
-            return int(shard.count(qe.CountRequest(exact=False, filter=served)))
+            counted: list[qe.Filter | None] = [qe.Filter(must=[c]) for c in scope_conditions(scope)]
+            if not counted:
+                counted = [self._filters.of(shard, scope, summaries)]
+            return min(int(shard.count(qe.CountRequest(exact=False, filter=each))) for each in counted)
 
     def get_points(self, ids: Sequence[str], with_vector: bool) -> list[PointData]:
         if not ids:
@@ -326,6 +365,7 @@ class EdgeCollection:
                 if points < self.child_build_min_points:
                     self._written = True
                     shard.optimize()
+                    self._read_scan_bound()
                     return
                 shard.flush()
             build = _sibling(self.path, _BUILD)
@@ -384,6 +424,10 @@ class EdgeCollection:
         """Close and delete the shard directory."""
         self.close()
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+_INT8 = qe.ScalarQuantizationConfig(qe.ScalarType.Int8, quantile=0.99, always_ram=True)
+_RESCORED = qe.QuantizationSearchParams(rescore=True, oversampling=RESCORE_OVERSAMPLING)
 
 
 def _best_point(vector: Any, name: str, served: qe.Filter | None) -> qe.QueryRequest:

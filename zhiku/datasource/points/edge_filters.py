@@ -68,11 +68,24 @@ def search_filter(
     must_not: list[Any] = (
         [qe.FieldCondition(SUMMARY_KEY, match=qe.MatchValue(1))] if check_summary and not summaries else []
     )
-    if scope is not None and not scope.all_documents:
-        in_scope = qe.FieldCondition(DOCUMENT_KEY, match=qe.MatchAny(sorted(scope.ids)))
-        (must_not if scope.exclude else must).append(in_scope)
-    if scope is not None and scope.section is not None:
-        must.append(qe.FieldCondition(SECTIONS_KEY, match=qe.MatchValue(scope.section)))
+    if scope is not None and scope.exclude and not scope.all_documents:
+        must_not.append(_in_documents(scope))
+    must.extend(scope_conditions(scope))
     if not must and not must_not:
         return None
     return qe.Filter(must=must or None, must_not=must_not or None)
+
+
+def scope_conditions(scope: DocumentScope | None) -> list[Any]:
+    """The conditions a point must meet to be in ``scope``: of a listed document, of its section
+    (a scope leaving documents out lists them in ``must_not``, see :func:`search_filter`)."""
+    conditions: list[Any] = []
+    if scope is not None and not scope.exclude and not scope.all_documents:
+        conditions.append(_in_documents(scope))
+    if scope is not None and scope.section is not None:
+        conditions.append(qe.FieldCondition(SECTIONS_KEY, match=qe.MatchValue(scope.section)))
+    return conditions
+
+
+def _in_documents(scope: DocumentScope) -> Any:
+    return qe.FieldCondition(DOCUMENT_KEY, match=qe.MatchAny(sorted(scope.ids)))

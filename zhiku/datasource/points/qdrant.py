@@ -100,6 +100,7 @@ class ClientCollection:
         self.local = not is_url(location)
         #: local mode searches in Python; a server's search waits on the network, without the GIL
         self.holds_gil = self.local
+        self.plain_search_max = 0  # the server's full-scan bound is its own
         self._lock: threading.RLock | None = threading.RLock() if self.local else None
         if location == MEMORY:
             self._client: QdrantClient | None = QdrantClient(

@@ -45,8 +45,8 @@ class DenseVectorStore(PointStore):
     whole documents can be deleted and disabled segments filtered inside the search. ``count`` and
     ``ids`` include disabled records. Vectors need not be normalised (Qdrant normalises them);
     a vector of the wrong size, with NaN/inf or all zeros raises :class:`InvalidInput`.
-    A search restricted to some documents or a section is exact while the scope admits at most
-    ``exact_search_max`` points (see :mod:`zhiku.datasource.vector.restricted`). ``optimize``
+    A search restricted to some documents or a section scans the points the scope admits while
+    they are at most ``exact_search_max`` (see :mod:`zhiku.datasource.vector.restricted`). ``optimize``
     builds the HNSW graph (embedded store: in a child process while searches go on,
     see ``points/edge.py``).
     """
@@ -93,7 +93,9 @@ class DenseVectorStore(PointStore):
         values = self._values(vector)
         if is_restricted(scope):
             admitted = self._collection.admitted(scope, summaries=summaries)
-            plan = restricted_search(admitted, limit, self.hnsw_ef, self.exact_search_max)
+            plan = restricted_search(
+                admitted, limit, self.hnsw_ef, self.exact_search_max, self._collection.plain_search_max
+            )
         else:
             plan = graph_search(limit, self.hnsw_ef)
         return self._collection.search(
