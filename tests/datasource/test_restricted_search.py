@@ -13,7 +13,7 @@ import pytest
 
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.points.collection import PointCollection, VectorSpec
-from zhiku.datasource.points.edge_scans import scanned_at_most
+from zhiku.datasource.points.edge_config import scanned_at_most
 from zhiku.datasource.points.qdrant import ClientCollection
 from zhiku.datasource.vector.base import VectorRecord
 from zhiku.datasource.vector.dense import DenseVectorStore

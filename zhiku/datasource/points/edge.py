@@ -40,10 +40,7 @@ from zhiku.core.errors import StoreError
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.points.collection import (
     DOCUMENT_KEY,
-    ENABLED_KEY,
     MAX_FACET_VALUES,
-    SECTIONS_KEY,
-    SUMMARY_KEY,
     PointData,
     SparseValues,
     VectorSpec,
@@ -52,8 +49,15 @@ from zhiku.datasource.points.collection import (
     scroll_points,
     store_errors,
 )
+from zhiku.datasource.points.edge_config import (
+    RESCORED,
+    ensure_indexes,
+    full_scan_kb,
+    payload_indexes,
+    scanned_at_most,
+    shard_config,
+)
 from zhiku.datasource.points.edge_filters import ServedFilters, scope_conditions
-from zhiku.datasource.points.edge_scans import scanned_at_most
 
 _CONFIG_FILE = "edge_config.json"
 _TEMP_SEGMENTS = "temp_segments"
@@ -70,12 +74,6 @@ BUILD_SECONDS = 600.0
 BUILD_SECONDS_PER_POINT = 0.015
 #: Seconds between two looks at whether a running build was cancelled (then it is killed).
 _CANCEL_POLL_SECONDS = 0.25
-#: Qdrant's full-scan bound of the dense shards, in KB of float vectors: twice its default
-#: (10,000), as a scan by the vectors' int8 copies (then the best rescored by the vectors) costs
-#: half as much a point: 1.2 against 2.4 ms for 9,500 points. About 13,000 points of 384 dimensions.
-FULL_SCAN_KB = 20_000
-#: A dense search scores by the int8 copies, then the best ``limit`` times this by the vectors.
-RESCORE_OVERSAMPLING = 2.0
 #: What the build process runs: it imports qdrant-edge only, and loads the copy with its saved config.
 _OPTIMIZE_COPY = (
     "import sys, qdrant_edge as qe; "
@@ -84,31 +82,12 @@ _OPTIMIZE_COPY = (
 
 
 class EdgeCollection:
-    """One qdrant-edge shard directory holding one named vector.
-
-    ``integer_indexes`` are payload keys that get an integer index (``enabled``, ``summary``,
-    ``document_id`` and ``sections`` are always indexed: a search filters on the first two while
-    some point fails them, see ``edge_filters``, and
-    an unindexed ``summary`` made Qdrant read each candidate's payload, 2.7 against 0.8 ms per
-    dense search at 100k points). ``document_id`` has a UUID index: Qdrant keeps the ids as
-    128-bit integers, so a search restricted to some documents tests each point it visits by
-    comparing integers, not strings (two copies of the 100k-segment benchmark dataset, 100
-    candidates among 10% of the documents: dense 0.51 against 1.04 ms, BM25 1.07 against 1.91 ms
-    with a keyword index). An index missing from an older shard, or of another
-    type, is built at open. For
-    sparse vectors, ``optimize`` also vacuums deleted points, which Qdrant's IDF statistics keep
-    counting until then.
-
-    ``index_threshold_kb`` (dense only): segments smaller than this are searched exactly and get
-    no HNSW graph (Qdrant's default, 10,000 KB, is about 6,500 vectors of 384 dimensions); given,
-    it is also the full-scan bound (else :data:`FULL_SCAN_KB`).
-
-    Dense shards keep an int8 copy of each vector in memory (scalar quantization, built by
-    ``optimize``; a quarter of the vectors' size): a search scores by it and rescores the best
-    ``limit`` × :data:`RESCORE_OVERSAMPLING` by the vectors. At 100,000 points of 384 dimensions
-    the graph search of 100 candidates took 0.62 against 0.89 ms, recall@10 against exact 0.977
-    against 0.963, and a search among the 9,500 points a 10% filter admits 1.34 against 2.76 ms
-    (below the full-scan bound: see ``edge_scans``).
+    """One qdrant-edge shard directory holding one named vector, set up as ``edge_config`` says:
+    its payload indexes (``integer_indexes``: the shard's own integer keys), the int8 copies of
+    dense vectors, and the full-scan bound (``index_threshold_kb`` where given: segments smaller
+    than it get no HNSW graph; Qdrant's default, 10,000 KB, is about 6,500 vectors of 384
+    dimensions). For sparse vectors, ``optimize`` also vacuums deleted points, which Qdrant's IDF
+    statistics keep counting until then.
 
     ``child_build_min_points``: from this many points on, :meth:`optimize` builds in a child
     process on a copy (see the module docstring), killed after ``build_time_limit`` seconds (None:
@@ -155,39 +134,14 @@ class EdgeCollection:
         _finish_swap(self.path)
         self._shard: qe.EdgeShard | None = self._open()
         try:
-            integers = (ENABLED_KEY, SUMMARY_KEY, *integer_indexes)
-            self._ensure_indexes(
-                [(DOCUMENT_KEY, qe.PayloadSchemaType.Uuid), (SECTIONS_KEY, qe.PayloadSchemaType.Keyword)]
-                + [(key, qe.PayloadSchemaType.Integer) for key in integers]
-            )
+            with store_errors("payload index", self._where):
+                self._written = ensure_indexes(self._require(), payload_indexes(integer_indexes))
         except StoreError:
             self.close()
             raise
 
-    def _config(self) -> qe.EdgeConfig:
-        if self.spec.sparse:
-            return qe.EdgeConfig(
-                sparse_vectors={self.spec.name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
-                optimizers=qe.EdgeOptimizersConfig(deleted_threshold=1e-9, vacuum_min_vector_number=1),
-                max_search_threads=self.search_threads,
-            )
-        assert self.spec.dim is not None
-        threshold = self.index_threshold_kb
-        return qe.EdgeConfig(
-            vectors={self.spec.name: qe.EdgeVectorParams(size=self.spec.dim, distance=qe.Distance.Cosine)},
-            hnsw_config=qe.HnswIndexConfig(16, 100, self._full_scan_kb()),
-            quantization_config=_INT8,
-            optimizers=None if threshold is None else qe.EdgeOptimizersConfig(indexing_threshold=threshold),
-            max_search_threads=self.search_threads,
-        )
-
-    def _full_scan_kb(self) -> int:
-        """Qdrant's full-scan bound: a filtered search whose filter admits fewer points' vectors
-        than this scans them instead of walking the graph."""
-        return self.index_threshold_kb if self.index_threshold_kb is not None else FULL_SCAN_KB
-
     def _open(self) -> qe.EdgeShard:
-        config = self._config()
+        config = shard_config(self.spec, self.index_threshold_kb, self.search_threads)
         try:
             if (self.path / _CONFIG_FILE).exists():
                 shard = qe.EdgeShard.load(str(self.path), config)
@@ -207,25 +161,10 @@ class EdgeCollection:
         return shard
 
     def _read_scan_bound(self) -> None:
-        """Set ``plain_search_max`` from the segments' configs (see ``edge_scans``); call it once
-        the segments changed: after an open or an optimize."""
+        """``plain_search_max`` from the segments' configs: after an open or an optimize."""
         if self.spec.dim is not None:
-            bound = scanned_at_most(self.path, self.spec.name, self.spec.dim, self._full_scan_kb())
-            self.plain_search_max = bound
-
-    def _ensure_indexes(self, indexes: list[tuple[str, qe.PayloadSchemaType]]) -> None:
-        """Create each payload index missing, and replace one of another type (a shard made by an
-        older version indexed ``document_id`` as a keyword; 0.25 s at 100k points)."""
-        shard = self._require()
-        with store_errors("payload index", self._where):
-            present = shard.info().payload_schema
-            for key, schema in indexes:
-                if key in present and present[key].data_type == schema:
-                    continue
-                self._written = True
-                if key in present:
-                    shard.update(qe.UpdateOperation.delete_field_index(key))
-                shard.update(qe.UpdateOperation.create_field_index(key, schema))
+            bound = full_scan_kb(self.index_threshold_kb)
+            self.plain_search_max = scanned_at_most(self.path, self.spec.name, self.spec.dim, bound)
 
     def _require(self) -> qe.EdgeShard:
         if self._shard is None:
@@ -287,7 +226,7 @@ class EdgeCollection:
             exact=exact,
             hnsw_ef=hnsw_ef,
             acorn=qe.AcornSearchParams(enable=True) if acorn else None,
-            quantization=None if self.spec.sparse else _RESCORED,
+            quantization=None if self.spec.sparse else RESCORED,
         )
         nearest = qe.Query.Nearest(self._vector(query), using=self.spec.name)
         with self._reading() as shard, store_errors("search", self._where):
@@ -315,7 +254,7 @@ class EdgeCollection:
         """At most how many points a search in ``scope`` admits: the fewest any one of the
         scope's conditions admits, each counted exactly by its payload index. Qdrant's planner
         takes the same bound of a filter's points (its estimate's ``max``), so a scope admitting
-        fewer than ``plain_search_max`` is scanned, never walked (see ``edge_scans``)."""
+        fewer than ``plain_search_max`` is scanned, never walked (see ``edge_config``)."""
         with self._reading() as shard, store_errors("count", self._where):
             counted: list[qe.Filter | None] = [qe.Filter(must=[c]) for c in scope_conditions(scope)]
             if not counted:
@@ -424,10 +363,6 @@ class EdgeCollection:
         """Close and delete the shard directory."""
         self.close()
         shutil.rmtree(self.path, ignore_errors=True)
-
-
-_INT8 = qe.ScalarQuantizationConfig(qe.ScalarType.Int8, quantile=0.99, always_ram=True)
-_RESCORED = qe.QuantizationSearchParams(rescore=True, oversampling=RESCORE_OVERSAMPLING)
 
 
 def _best_point(vector: Any, name: str, served: qe.Filter | None) -> qe.QueryRequest:
