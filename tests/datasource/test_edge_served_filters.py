@@ -106,7 +106,15 @@ def test_an_answer_counted_across_a_write_is_not_kept() -> None:
     assert shard.counts == 6
 
 
+def _keys(conditions: Any) -> list[str]:
+    return sorted(condition.key for condition in conditions or [])
+
+
 @pytest.mark.parametrize("summaries", [False, True])
 def test_filters_keep_the_checks_while_some_point_fails_them(summaries: bool) -> None:
-    checked = search_filter(None, summaries)
+    checked = search_filter(DocumentScope(frozenset({DOCUMENTS[0]}), exclude=True), summaries)
     assert checked is not None
+    assert _keys(checked.must) == ["enabled"]
+    assert _keys(checked.must_not) == (["document_id"] if summaries else ["document_id", "summary"])
+    left_out = search_filter(None, summaries, check_enabled=False)
+    assert left_out is None if summaries else _keys(left_out.must_not) == ["summary"]

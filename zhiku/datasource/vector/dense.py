@@ -46,8 +46,8 @@ class DenseVectorStore(PointStore):
     ``ids`` include disabled records. Vectors need not be normalised (Qdrant normalises them);
     a vector of the wrong size, with NaN/inf or all zeros raises :class:`InvalidInput`.
     A search restricted to some documents or a section scans the points the scope admits while
-    they are at most ``exact_search_max`` (see :mod:`zhiku.datasource.vector.restricted`). ``optimize``
-    builds the HNSW graph (embedded store: in a child process while searches go on,
+    they are at most ``exact_search_max`` (see :mod:`zhiku.datasource.vector.restricted`).
+    ``optimize`` builds the HNSW graph (embedded store: in a child process while searches go on,
     see ``points/edge.py``).
     """
 

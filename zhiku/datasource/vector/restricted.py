@@ -68,8 +68,8 @@ def restricted_search(
     admitted: int, limit: int, hnsw_ef: int, exact_max: int = EXACT_SEARCH_MAX, plain_max: int = 0
 ) -> DenseSearchPlan:
     """The plan for a search whose scope admits about ``admitted`` points: up to ``plain_max``
-    (if above 0) the engine's own plan (a scan of the points, below its full-scan bound), up to ``exact_max``
-    exact, else the ACORN walk with a beam of at least ``ACORN_HNSW_EF``."""
+    (if above 0) the engine's own plan (a scan of the points, below its full-scan bound), up to
+    ``exact_max`` exact, else the ACORN walk with a beam of at least ``ACORN_HNSW_EF``."""
     if admitted <= plain_max and plain_max > 0:
         return PLAIN_SCAN
     if admitted <= exact_max:

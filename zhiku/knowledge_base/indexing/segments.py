@@ -139,7 +139,7 @@ class SegmentEditor:
                 .limit(limit)
             ).all()
             rows = {row.id: row for row in session.scalars(select(SegmentRow).where(SegmentRow.id.in_(page)))}
-            # a segment deleted between the two reads (SQLite reads outside a snapshot) is left out
+            # a segment deleted between the two reads (each sees the latest commits) is left out
             return [_stored(rows[id_]) for id_ in page if id_ in rows], int(total or 0)
 
     def get(self, document_id: str, segment_id_: str) -> StoredSegment:
