@@ -19,9 +19,8 @@ from sqlalchemy import event, func, select, text
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.fulltext.base import TextRecord
 from zhiku.datasource.fulltext.bm25_math import lucene_idf
-from zhiku.datasource.fulltext.pg_postings import _keys, _packed
-from zhiku.datasource.fulltext.pg_ranking import within_bound
-from zhiku.datasource.fulltext.pgvector import RANK_ADMITTED_MAX, PgBM25Store
+from zhiku.datasource.fulltext.pg_postings import _packed, block_keys
+from zhiku.datasource.fulltext.pgvector import RANK_ADMITTED_MAX, PgBM25Store, folded_counts
 
 RECORDS, DOCUMENTS, TOP = 2_600, 26, 20
 VOCABULARY = [f"w{n}" for n in range(300)]
@@ -208,7 +207,7 @@ def test_keys_further_apart_than_an_offset_holds_go_to_blocks_of_their_own() -> 
         (42, (1 << 32) + 9),
         (42, (1 << 33) + 20),
     ]
-    assert np.concatenate([_keys(base, offsets) for _, base, offsets, _ in packed]).tolist() == sorted(
+    assert np.concatenate([block_keys(base, offsets) for _, base, offsets, _ in packed]).tolist() == sorted(
         keys.tolist()
     )
     restored = np.concatenate([np.frombuffer(w, dtype=np.float32) for _, _, _, w in packed])
@@ -322,9 +321,30 @@ def test_the_postings_are_stored_uncompressed(pgvector_url: str) -> None:
     PgBM25Store(pgvector_url, "bm25").drop()
 
 
-def test_a_query_reads_its_rarest_terms_up_to_the_bound_of_postings() -> None:
-    values = {1: 0.5, 2: 3.0, 3: 1.0, 4: 2.0}
-    held = {1: 900, 2: 10, 3: 400, 4: 100}
-    assert within_bound(values, held, most=510) == {2: 3.0, 4: 2.0, 3: 1.0}
-    assert within_bound(values, held, most=10_000) == values
-    assert within_bound(values, held, most=1) == {2: 3.0}  # the rarest term, always
+def test_a_query_reads_its_rarest_terms_up_to_the_bound_of_postings(pgvector_url: str) -> None:
+    """Terms held by 10, 100, 400 and 900 records: a bound of 510 postings reads the three rarest,
+    a bound of 1 the rarest alone, and the statistics of all four come with them."""
+    store = PgBM25Store(pgvector_url, "bm25")
+    try:
+        store.upsert(
+            [
+                TextRecord(
+                    str(uuid.UUID(int=n + 1)),
+                    ["w900", *(f"w{held}" for held in (10, 100, 400) if n < held)],
+                    "doc-1",
+                )
+                for n in range(900)
+            ]
+        )
+        counts = folded_counts(["w10", "w100", "w400", "w900"])
+
+        def read(most: int) -> tuple[int, list[int], int]:
+            with store._snapshot() as connection:
+                (records, held), postings = store.ranking.read(connection, counts, most)
+            return records, sorted(held.values()), len(postings.keys)
+
+        assert read(10_000) == (900, [10, 100, 400, 900], 1410)
+        assert read(510) == (900, [10, 100, 400, 900], 510)
+        assert read(1) == (900, [10, 100, 400, 900], 10)  # the rarest term, always
+    finally:
+        store.drop()

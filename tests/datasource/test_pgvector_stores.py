@@ -138,9 +138,10 @@ def test_a_dropped_connection_is_replaced_before_the_next_search(
         assert [i for i, _ in store.search(np.ones(DIM), 1)] == [point]
         admin = create_engine(pgvector_server, isolation_level="AUTOCOMMIT")
         with admin.connect() as connection:  # what a server restart does to the pooled connections
+            # waiting (up to 60 s) until each session has ended, as a restart has before it accepts
             killed = connection.scalar(
                 text(
-                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                    "SELECT count(pg_terminate_backend(pid, 60000)) FROM pg_stat_activity"
                     " WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'"
                 )
             )

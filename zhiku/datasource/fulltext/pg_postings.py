@@ -49,7 +49,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, BYTEA
 from zhiku.datasource.points.pgvector import BINARY_RESULTS
 
 _OFFSET = np.dtype("<u4")
-_WEIGHT = np.dtype("<f4")
+WEIGHT = np.dtype("<f4")
 #: A block's keys lie within this distance of its ``base``.
 _SPAN = 1 << 32
 _INT_ARRAY = ARRAY(Integer)
@@ -181,22 +181,6 @@ class TermPostings:
             self.blocks.insert().from_select(["term", "base", "posting_keys", "weights"], select_rows)
         )
 
-    def read(self, connection: Connection, query: dict[int, float]) -> Postings:
-        """The postings of the terms of ``query`` (term → its value: count × IDF), dead keys
-        among them."""
-        blocks = self.blocks
-        rows = connection.execute(
-            select(blocks.c.term, blocks.c.base, blocks.c.posting_keys, blocks.c.weights)
-            .where(blocks.c.term == any_(literal(sorted(query), _INT_ARRAY)))
-            .execution_options(**{BINARY_RESULTS: True})
-        ).all()
-        if not rows:
-            return Postings(np.empty(0, dtype=np.int64), np.empty(0))
-        return Postings(
-            np.concatenate([_keys(base, offsets) for _, base, offsets, _ in rows]),
-            np.concatenate([np.frombuffer(w, dtype=_WEIGHT) * query[term] for term, _, _, w in rows]),
-        )
-
     def merge(self, connection_of: Transactions, live_keys: Callable[[Connection], np.ndarray]) -> int:
         """Fold each term's blocks into one without dead keys, :data:`MERGE_TERMS` terms per
         transaction; returns the blocks removed. ``live_keys`` gives the keys of the records and
@@ -238,8 +222,8 @@ def _merged(rows: Sequence[Any], live: np.ndarray) -> tuple[list[Block], list[in
     old: list[int] = []
     for term, group in groupby(rows, key=lambda row: row[1]):
         held = list(group)
-        keys = np.concatenate([_keys(row[2], row[3]) for row in held])
-        weights = np.concatenate([np.frombuffer(row[4], dtype=_WEIGHT) for row in held])
+        keys = np.concatenate([block_keys(row[2], row[3]) for row in held])
+        weights = np.concatenate([np.frombuffer(row[4], dtype=WEIGHT) for row in held])
         alive = np.isin(keys, live)
         if len(held) == 1 and bool(alive.all()):
             continue
@@ -252,7 +236,7 @@ def _packed(term: int, keys: np.ndarray, weights: np.ndarray) -> list[Block]:
     """Blocks of ``term`` for these keys and weights, in key order: one, unless the keys lie
     more than 2³² apart."""
     order = np.argsort(keys, kind="stable")
-    keys, weights = keys[order], weights[order].astype(_WEIGHT)
+    keys, weights = keys[order], weights[order].astype(WEIGHT)
     blocks: list[Block] = []
     start = 0
     while start < len(keys):
@@ -264,6 +248,6 @@ def _packed(term: int, keys: np.ndarray, weights: np.ndarray) -> list[Block]:
     return blocks
 
 
-def _keys(base: int, offsets: bytes) -> np.ndarray:
+def block_keys(base: int, offsets: bytes) -> np.ndarray:
     """A block's keys."""
     return np.frombuffer(offsets, dtype=_OFFSET).astype(np.int64) + base

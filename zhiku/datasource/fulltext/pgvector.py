@@ -57,10 +57,11 @@ from zhiku.core.sections import ancestors
 from zhiku.datasource.fulltext import bm25_math
 from zhiku.datasource.fulltext.base import TextRecord
 from zhiku.datasource.fulltext.pg_postings import TermPostings
-from zhiku.datasource.fulltext.pg_ranking import SPARSE_DIM, PostingsRanking, rank_rows, within_bound
+from zhiku.datasource.fulltext.pg_ranking import SPARSE_DIM, PostingsRanking, rank_rows
 from zhiku.datasource.fulltext.pg_statistics import CorpusStatistics, RecentHeld
 from zhiku.datasource.fulltext.sparse import OPTIMIZE_TOLERANCE
 from zhiku.datasource.points.collection import canonical_ids
+from zhiku.datasource.points.pg_reads import admitted_at_most, served
 from zhiku.datasource.points.pgvector import BINARY_RESULTS, ID_ARRAY, PgPointStore, store_url, table_prefix
 from zhiku.datasource.vector.restricted import is_restricted
 
@@ -125,7 +126,7 @@ class PgBM25Store(PgPointStore):
         self.statistics = CorpusStatistics(self.metadata, name)
         self.postings = TermPostings(self.metadata, name)
         self.recent = RecentHeld()
-        self.ranking = PostingsRanking(self.table, self.postings)
+        self.ranking = PostingsRanking(name, self.statistics, self.postings)
         Index(f"{name}_sections", self.table.c.sections, postgresql_using="gin")
         key_index = Index(f"{name}_posting_key", self.table.c.posting_key, unique=True)
         columns = connection.scalars(
@@ -331,19 +332,21 @@ class PgBM25Store(PgPointStore):
     ) -> list[tuple[str, float]]:
         """``(segment_id, bm25)`` best first (ties in id order); ``[]`` for no tokens or no
         shared token. Exact: see the module docstring."""
-        weights = folded_counts(query_tokens)
-        if not weights or limit <= 0 or (scope is not None and scope.empty):
+        counts = folded_counts(query_tokens)
+        if not counts or limit <= 0 or (scope is not None and scope.empty):
             return []
+        admitted = served(scope, summaries)
         with self._errors("search"), self._snapshot() as connection:
-            n, held = self.statistics.held(connection, list(weights))
-            self.recent.remember(weights, (n, held))
-            if not held:
-                return []
-            values = {term: weights[term] * bm25_math.lucene_idf(n, docs) for term, docs in held.items()}
-            served = self._served(scope, summaries)
-            if is_restricted(scope) and self._admitted_at_most(connection, served, RANK_ADMITTED_MAX):
-                return rank_rows(connection, self.table, values, served, limit)
-            return self.ranking.best(connection, within_bound(values, held), served, limit)
+            if is_restricted(scope) and admitted_at_most(
+                connection, self.table_name, admitted, RANK_ADMITTED_MAX
+            ):
+                n, held = self.statistics.held(connection, list(counts))
+                self.recent.remember(counts, (n, held))
+                values = {term: counts[term] * bm25_math.lucene_idf(n, docs) for term, docs in held.items()}
+                return rank_rows(connection, self.table_name, values, admitted, limit) if held else []
+            statistics, postings = self.ranking.read(connection, counts)
+            self.recent.remember(counts, statistics)
+            return self.ranking.best(connection, postings, admitted, limit)
 
     def attainable(self, query_tokens: Sequence[str]) -> float:
         """The most BM25 any record could score for ``query_tokens``: each term's query count ×

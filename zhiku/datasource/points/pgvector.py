@@ -51,8 +51,8 @@ from sqlalchemy.exc import DBAPIError
 
 from zhiku.core.cancellation import current_token
 from zhiku.core.config import Settings
+from zhiku.core.db.postgresql import replace_closed_connections
 from zhiku.core.errors import Cancelled, ConfigError, InvalidInput, StoreError, ZhikuError
-from zhiku.core.scope import DocumentScope
 from zhiku.datasource.points.collection import canonical_ids, store_errors
 
 #: The oldest pgvector with iterative index scans (``hnsw.iterative_scan``).
@@ -133,9 +133,10 @@ class _Engines:
         with self._lock:
             engine, users = self._engines.get(key, (None, 0))
             if engine is None:
-                # pre-ping: a connection the server dropped (restart, idle timeout) is replaced
-                # before use instead of failing the next search
-                engine = create_engine(key, pool_pre_ping=True)
+                # a connection the server dropped (restart, idle timeout) is replaced before use
+                # instead of failing the next search
+                engine = create_engine(key)
+                replace_closed_connections(engine)
                 event.listen(engine, "before_cursor_execute", _binary_results)
             self._engines[key] = (engine, users + 1)
             return engine
@@ -314,25 +315,6 @@ class PgPointStore:
                         f"({reason}); the next request connects again"
                     ) from exc
                 raise StoreError(f"{self._where}: {action} failed: {reason}") from exc
-
-    def _served(self, scope: DocumentScope | None, summaries: bool) -> list[ColumnElement[bool]]:
-        """What a search admits: enabled points of the documents and section ``scope`` admits,
-        summaries only if ``summaries``."""
-        table = self.table
-        conditions: list[ColumnElement[bool]] = [table.c.enabled == true()]
-        if not summaries:
-            conditions.append(table.c.summary.is_not(true()))
-        if scope is not None and not scope.all_documents:
-            in_scope = table.c.document_id == any_(literal(sorted(scope.ids), TEXT_ARRAY))
-            conditions.append(~in_scope if scope.exclude else in_scope)
-        if scope is not None and scope.section is not None:
-            conditions.append(table.c.sections.contains(literal([scope.section], TEXT_ARRAY)))
-        return conditions
-
-    def _admitted_at_most(self, connection: Connection, served: list[ColumnElement[bool]], most: int) -> bool:
-        """Whether no more than ``most`` points pass ``served`` (counting stops past it)."""
-        admitted = select(literal(1)).select_from(self.table).where(*served).limit(most + 1).subquery()
-        return int(connection.scalar(select(func.count()).select_from(admitted)) or 0) <= most
 
     def _delete(self, connection: Connection, condition: ColumnElement[bool]) -> None:
         """Delete the points matching ``condition`` (a family may keep statistics up to date)."""

@@ -29,6 +29,7 @@ from zhiku.core.errors import StoreError
 from zhiku.core.scope import DocumentScope
 from zhiku.core.sections import ancestors
 from zhiku.datasource.points.collection import canonical_ids
+from zhiku.datasource.points.pg_reads import QueryVector, admitted_at_most, served
 from zhiku.datasource.points.pgvector import (
     ID_ARRAY,
     PgPointStore,
@@ -38,6 +39,7 @@ from zhiku.datasource.points.pgvector import (
 )
 from zhiku.datasource.vector.base import VectorRecord
 from zhiku.datasource.vector.dense import DEFAULT_HNSW_EF, checked_values
+from zhiku.datasource.vector.restricted import is_restricted
 
 #: Admitted points up to which a restricted search scans them exactly (see the module docstring).
 EXACT_SCAN_MAX = 10_000
@@ -51,13 +53,13 @@ _MAX_EF_SEARCH = 1000
 #: order, no sorting (the graph gives the order: a plan sorting the admitted points read through
 #: the ``document_id`` index would read them all), and the points the walk may visit, from the
 #: table's size as the planner knows it (``reltuples``, refreshed by ``optimize``).
-_GRAPH_SEARCH = text(
-    "SELECT set_config('hnsw.ef_search', :ef, true),"
+_GRAPH_SEARCH = (
+    "SELECT set_config('hnsw.ef_search', %(ef)s, true),"
     " set_config('hnsw.iterative_scan', 'strict_order', true),"
     " set_config('enable_sort', 'off', true),"
     " set_config('hnsw.max_scan_tuples',"
-    " least(2147483647, greatest(20000, ceil(:visits * greatest(reltuples, 0))))::bigint::text, true)"
-    " FROM pg_class WHERE oid = to_regclass(:table)"
+    " least(2147483647, greatest(20000, ceil(%(visits)s * greatest(reltuples, 0))))::bigint::text, true)"
+    " FROM pg_class WHERE oid = to_regclass(%(table)s)"
 )
 
 
@@ -143,24 +145,29 @@ class PgVectorStore(PgPointStore):
         """``(segment_id, cosine)`` best first, enabled records (of documents in ``scope``) only."""
         if limit <= 0 or (scope is not None and scope.empty):
             return []
-        query = checked_values(vector, self.dim)
-        distance = self.table.c.embedding.cosine_distance(literal(query, VECTOR(self.dim)))
-        served = self._served(scope, summaries)
-        # a scope listing the documents it admits, or a section, may admit few points: count them
-        # (through the document_id or sections index); one leaving some documents out admits
-        # most of them (a scope keeps the shorter list), and counting would read the table
-        counted = scope is not None and (not scope.exclude or scope.section is not None)
-        statement = select(self.table.c.id, distance).where(*served).order_by(distance).limit(limit)
+        query = QueryVector(checked_values(vector, self.dim))
+        admitted = served(scope, summaries)
+        statement = (
+            f'SELECT id::text, embedding <=> %(query)s::vector AS distance FROM "{self.table_name}"'
+            f" WHERE {admitted.where} ORDER BY distance LIMIT %(limit)s"
+        )
         with self._errors("search"), self.engine.begin() as connection:
-            if counted and self._admitted_at_most(connection, served, self.exact_scan_max):
-                connection.execute(text("SET LOCAL enable_indexscan = off"))  # HNSW is an index scan
+            # a scope that may admit few points has them counted (through the document_id or
+            # sections index); one leaving some documents out admits most of them
+            counted = is_restricted(scope)
+            if counted and admitted_at_most(connection, self.table_name, admitted, self.exact_scan_max):
+                connection.exec_driver_sql("SET LOCAL enable_indexscan = off")  # HNSW is an index scan
             else:
                 # an admitted share s needs ~ef/s visits to collect ef points; s is at least
                 # exact_scan_max / points here (twice that, for margin; 20,000: pgvector's default)
                 visits = 2.0 * self.hnsw_ef / max(self.exact_scan_max, 1) if counted else 0.0
                 ef = min(max(self.hnsw_ef, limit), _MAX_EF_SEARCH)
-                connection.execute(_GRAPH_SEARCH, {"ef": str(ef), "visits": visits, "table": self.table_name})
-            rows = connection.execute(statement).all()
+                connection.exec_driver_sql(
+                    _GRAPH_SEARCH, {"ef": str(ef), "visits": visits, "table": self.table_name}
+                )
+            rows = connection.exec_driver_sql(
+                statement, {**admitted.params, "query": query, "limit": limit}
+            ).all()
         return [(point_id, 1.0 - float(found)) for point_id, found in rows]
 
     def optimize(self) -> None:
