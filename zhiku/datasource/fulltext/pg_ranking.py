@@ -27,7 +27,7 @@ from sqlalchemy import Connection
 
 from zhiku.datasource.fulltext import bm25_math
 from zhiku.datasource.fulltext.pg_postings import WEIGHT, Postings, ScoredKeys, TermPostings, block_keys
-from zhiku.datasource.fulltext.pg_statistics import CorpusStatistics, Held
+from zhiku.datasource.fulltext.pg_statistics import STATS_ROW, CorpusStatistics, Held
 from zhiku.datasource.points.pg_reads import Served, key_array
 from zhiku.datasource.points.pgvector import BINARY_RESULTS
 
@@ -55,7 +55,10 @@ class PostingsRanking:
     def __init__(self, table: str, statistics: CorpusStatistics, postings: TermPostings) -> None:
         self.table = table
         self._read = _READ.format(
-            terms=statistics.term_docs.name, stats=statistics.stats.name, postings=postings.blocks.name
+            terms=statistics.term_docs.name,
+            stats=statistics.stats.name,
+            stats_row=STATS_ROW,
+            postings=postings.blocks.name,
         )
 
     def read(
@@ -118,7 +121,7 @@ SELECT s.docs, h.term, h.docs, p.base, p.posting_keys, p.weights
 FROM "{stats}" AS s
 LEFT JOIN held AS h ON true
 LEFT JOIN "{postings}" AS p ON p.term = h.term AND (h.rank = 1 OR h.running <= %(most)s)
-WHERE s.id = 1"""
+WHERE s.id = {stats_row}"""
 
 
 def rank_rows(

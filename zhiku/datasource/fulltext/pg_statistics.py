@@ -34,7 +34,8 @@ from sqlalchemy.dialects.postgresql import ARRAY, insert
 
 _INT_ARRAY = ARRAY(Integer)
 _BIG_ARRAY = ARRAY(BigInteger)
-_STATS_ROW = 1
+#: The key of the stats table's one row.
+STATS_ROW = 1
 
 
 class CorpusStatistics:
@@ -59,12 +60,12 @@ class CorpusStatistics:
     def create_row(self, connection: Connection) -> None:
         """The stats row of an empty corpus, unless there is one (the tables exist)."""
         connection.execute(
-            insert(self.stats).values(id=_STATS_ROW, docs=0, length=0).on_conflict_do_nothing()
+            insert(self.stats).values(id=STATS_ROW, docs=0, length=0).on_conflict_do_nothing()
         )
 
     def read(self, connection: Connection, *, lock: bool = False) -> tuple[int, int]:
         """The number of records and their total length (``lock``: held until the commit)."""
-        statement = select(self.stats.c.docs, self.stats.c.length).where(self.stats.c.id == _STATS_ROW)
+        statement = select(self.stats.c.docs, self.stats.c.length).where(self.stats.c.id == STATS_ROW)
         docs, length = connection.execute(statement.with_for_update() if lock else statement).one()
         return int(docs), int(length)
 
@@ -105,7 +106,7 @@ class CorpusStatistics:
         rows = connection.execute(
             select(self.stats.c.docs, self.term_docs.c.term, self.term_docs.c.docs)
             .select_from(self.stats.outerjoin(self.term_docs, held))
-            .where(self.stats.c.id == _STATS_ROW)
+            .where(self.stats.c.id == STATS_ROW)
         ).all()
         return max(int(rows[0][0]), 1), {
             int(term): int(count) for _, term, count in rows if term is not None and count > 0
