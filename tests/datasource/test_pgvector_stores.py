@@ -309,3 +309,27 @@ def test_a_cancelled_index_build_stops_and_the_next_optimize_builds_it(pgvector_
     finally:
         blocker.dispose()
         store.close()
+
+
+HOSTILE_DOCUMENTS = ["a'b", 'c"d', "e,f}", "{g}", "h\\i", "j k; DROP TABLE segments; --", "龙井"]
+
+
+def test_document_ids_and_sections_of_any_text_are_parameters(pgvector_url: str) -> None:
+    """Quotes, commas, braces, backslashes and SQL in document ids and sections reach both
+    stores' searches as values: each scope finds its own document's point and nothing else."""
+    dense = PgVectorStore(pgvector_url, "segments", DIM)
+    bm25 = PgBM25Store(pgvector_url, "bm25")
+    try:
+        points = {document: str(uuid.UUID(int=n + 1)) for n, document in enumerate(HOSTILE_DOCUMENTS)}
+        dense.upsert([VectorRecord(p, np.ones(DIM), d, section=d) for d, p in points.items()])
+        bm25.upsert([TextRecord(p, ["tea"], d, section=d) for d, p in points.items()])
+        for document, point in points.items():
+            for scope in (DocumentScope(frozenset({document})), DocumentScope.of_section(document)):
+                assert [i for i, _ in dense.search(np.ones(DIM), 10, scope)] == [point], scope
+                assert [i for i, _ in bm25.search(["tea"], 10, scope)] == [point], scope
+            others = DocumentScope(frozenset({document}), exclude=True)
+            assert point not in {i for i, _ in dense.search(np.ones(DIM), 10, others)}
+            assert len(bm25.search(["tea"], 10, others)) == len(points) - 1
+    finally:
+        dense.drop()
+        bm25.drop()
