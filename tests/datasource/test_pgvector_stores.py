@@ -311,11 +311,20 @@ def test_a_cancelled_index_build_stops_and_the_next_optimize_builds_it(pgvector_
         store.close()
 
 
-HOSTILE_DOCUMENTS = ["a'b", 'c"d', "e,f}", "{g}", "h\\i", "j k; DROP TABLE segments; --", "龙井"]
+HOSTILE_DOCUMENTS = [
+    "a'b",
+    "50%(x)s %s",
+    'c"d',
+    "e,f}",
+    "{g}",
+    "h\\i",
+    "j k; DROP TABLE segments; --",
+    "龙井",
+]
 
 
 def test_document_ids_and_sections_of_any_text_are_parameters(pgvector_url: str) -> None:
-    """Quotes, commas, braces, backslashes and SQL in document ids and sections reach both
+    """Quotes, commas, braces, backslashes, placeholders and SQL in document ids and sections reach both
     stores' searches as values: each scope finds its own document's point and nothing else."""
     dense = PgVectorStore(pgvector_url, "segments", DIM)
     bm25 = PgBM25Store(pgvector_url, "bm25")
