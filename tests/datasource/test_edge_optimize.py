@@ -76,6 +76,23 @@ def test_open_finishes_a_swap_that_stopped_half_way(tmp_path: Path) -> None:
     reopened.close()
 
 
+def test_a_second_open_leaves_the_first_ones_build_copy_alone(tmp_path: Path) -> None:
+    """A second open fails before it cleans up: the first process's build copy (or its swap
+    half-way) is not an interrupted one. Once the first has closed, a stray copy is removed."""
+    collection, _ = filled(tmp_path / "dense")
+    (tmp_path / "dense.build").mkdir()  # as while the first one's build runs
+    (tmp_path / "dense.build" / "segments").mkdir()
+    with pytest.raises(StoreError, match="already open"):
+        EdgeCollection(tmp_path / "dense", VectorSpec(DENSE, DIM))
+    assert (tmp_path / "dense.build" / "segments").is_dir()
+    assert collection.count() == POINTS
+    collection.close()
+    reopened = EdgeCollection(tmp_path / "dense", VectorSpec(DENSE, DIM))
+    assert reopened.count() == POINTS and not (tmp_path / "dense.build").exists()
+    reopened.drop()
+    assert sorted(tmp_path.iterdir()) == []
+
+
 def test_a_build_over_its_time_limit_is_stopped_and_the_shard_keeps_serving(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,7 +13,12 @@ import pytest
 
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.points.collection import PointCollection, VectorSpec
-from zhiku.datasource.points.edge_config import scanned_at_most
+from zhiku.datasource.points.edge_config import (
+    FULL_SCAN_KB,
+    SCAN_MAX_POINTS,
+    full_scan_kb,
+    scanned_at_most,
+)
 from zhiku.datasource.points.qdrant import ClientCollection
 from zhiku.datasource.vector.base import VectorRecord
 from zhiku.datasource.vector.dense import DenseVectorStore
@@ -244,3 +249,48 @@ def test_a_shard_built_with_a_lower_full_scan_bound_keeps_it_until_rebuilt(tmp_p
     config = next((tmp_path / "dense" / "segments").glob("*/segment.json"))
     config.write_text("{not json", encoding="utf-8")
     assert scanned_at_most(tmp_path / "dense", "dense", DIM, 256) == 0
+
+
+def test_the_full_scan_bound_follows_the_shards_size_in_powers_of_two() -> None:
+    assert full_scan_kb(None) == full_scan_kb(None, 1000, 384) == FULL_SCAN_KB  # 13,333 points
+    assert full_scan_kb(None, 100_000, 384) == 16_384 * 384 * 4 // 1024  # a fifth, rounded down
+    assert full_scan_kb(None, 110_000, 384) == full_scan_kb(None, 100_000, 384)  # no rebuild
+    assert full_scan_kb(None, 10_000_000, 384) == SCAN_MAX_POINTS * 384 * 4 // 1024
+    assert full_scan_kb(64, 8000, DIM) == 1024 * DIM * 4 // 1024  # above the index threshold's
+    assert full_scan_kb(64, 4000, DIM) == 64
+
+
+def test_a_larger_shard_scans_more_admitted_points_and_keeps_its_bound(tmp_path: Path) -> None:
+    """A fifth of the points (1,024 of 8,000) are scanned by their int8 copies, where the fixed
+    bound (the index threshold's 512) made the search exact; a later build of about as many
+    points keeps the graph it has (Qdrant rebuilds a segment whose bound differs)."""
+    rng = np.random.default_rng(8)
+    vectors = clustered(rng, 8000 + QUERIES)
+    queries, points = vectors[:QUERIES], vectors[QUERIES:]
+    ids = [str(uuid.UUID(int=i + 1)) for i in range(len(points))]
+    documents = [str(uuid.UUID(int=(1 << 64) + i // PER_DOCUMENT)) for i in range(len(points))]
+    path = tmp_path / "dense"
+    with EdgeVectorStore(path, DIM, index_threshold_kb=64) as store:
+        store.upsert([VectorRecord(i, v, d) for i, v, d in zip(ids, points, documents, strict=True)])
+        store.optimize()
+        assert store._collection.plain_search_max == 1023
+        built = sorted(path.glob("segments/*/vector_index-dense/hnsw_config.json"))
+        spy = recording(store)
+        admitted = set(documents[:: 8 * PER_DOCUMENT])  # 100 documents: 1,000 points
+        scope = DocumentScope(frozenset(admitted))
+        inside = np.array([d in admitted for d in documents])
+        found = 0
+        for query in queries:
+            scores = np.where(inside, points @ query, -np.inf)
+            exact = {ids[i] for i in np.argsort(-scores)[:10]}
+            found += len(exact & {s for s, _ in store.search(query, 10, scope)})
+        store._collection = spy._collection
+        assert spy.plans == [PLAIN_SCAN] * QUERIES
+        assert found / (10 * QUERIES) >= 0.99
+        store.upsert([VectorRecord(str(uuid.UUID(int=9999)), points[0], documents[0])])
+        store.optimize()
+        assert sorted(path.glob("segments/*/vector_index-dense/hnsw_config.json")) == built
+    with EdgeVectorStore(path, DIM, index_threshold_kb=64) as store:
+        assert store._collection.plain_search_max == 1023
+        store.optimize()
+        assert sorted(path.glob("segments/*/vector_index-dense/hnsw_config.json")) == built

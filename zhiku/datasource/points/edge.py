@@ -3,7 +3,9 @@
 What a caller must know about qdrant-edge-py 0.9:
 
 - one process at a time: the shard's write-ahead log is locked while it is open, so a second open
-  (another process, or the same path twice in this one) raises :class:`StoreError`;
+  (another process, or the same path twice in this one) raises :class:`StoreError`. zhiku also
+  locks ``<shard>.lock`` before it touches the directory, so a second open fails before it could
+  take another process's build copy or half-done swap for an interrupted one and remove it;
 - writes go to the WAL and are visible at once; :meth:`EdgeCollection.flush` makes them durable
   in the segments;
 - the HNSW graph is built only by the shard's ``optimize``, which holds the GIL for its whole run
@@ -37,6 +39,7 @@ import qdrant_edge as qe
 
 from zhiku.core.cancellation import checkpoint
 from zhiku.core.errors import StoreError
+from zhiku.core.file_lock import FileLock
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.points.collection import (
     DOCUMENT_KEY,
@@ -50,19 +53,22 @@ from zhiku.datasource.points.collection import (
     store_errors,
 )
 from zhiku.datasource.points.edge_config import (
+    CONFIG_FILE,
     RESCORED,
     ensure_indexes,
     full_scan_kb,
     payload_indexes,
+    save_full_scan_kb,
+    saved_full_scan_kb,
     scanned_at_most,
     shard_config,
 )
 from zhiku.datasource.points.edge_filters import ServedFilters, scope_conditions
 
-_CONFIG_FILE = "edge_config.json"
 _TEMP_SEGMENTS = "temp_segments"
-#: Beside the shard directory: the copy being optimised, and the original while the copy moves in.
-_BUILD, _OLD = ".build", ".old"
+#: Beside the shard directory: the copy being optimised, the original while the copy moves in,
+#: and the lock file of the process that has the shard open.
+_BUILD, _OLD, _LOCK = ".build", ".old", ".lock"
 #: Below this many points, ``optimize`` runs in this process: no HNSW graph is built for them (see
 #: ``index_threshold_kb``), so merging segments takes less than starting a process would.
 CHILD_BUILD_MIN_POINTS = 5_000
@@ -131,30 +137,39 @@ class EdgeCollection:
         self._swapping = False
         self._filters = ServedFilters()
         self.plain_search_max = 0  # see _open
-        _finish_swap(self.path)
-        self._shard: qe.EdgeShard | None = self._open()
+        # the shard's own lock before anything is touched: another process's build copy, or its
+        # swap half-way, is not an interrupted one to clean up (the WAL lock comes only with the
+        # open, after the cleanup)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = FileLock(_sibling(self.path, _LOCK))
+        if not self._lock.acquire():
+            raise StoreError(_held_elsewhere(self.path))
+        self._shard: qe.EdgeShard | None = None
         try:
+            _finish_swap(self.path)
+            self._shard = self._open()
             with store_errors("payload index", self._where):
                 self._written = ensure_indexes(self._require(), payload_indexes(integer_indexes))
-        except StoreError:
+        except BaseException:
             self.close()
             raise
 
     def _open(self) -> qe.EdgeShard:
-        config = shard_config(self.spec, self.index_threshold_kb, self.search_threads)
+        # a dense shard keeps the full-scan bound its last build chose (see edge_config); opening
+        # it with another would make its next optimize rebuild the graph
+        least = full_scan_kb(self.index_threshold_kb)
+        saved = saved_full_scan_kb(self.path) if self.spec.dim is not None else None
+        scan_kb = max(saved, least) if saved is not None else least
+        config = shard_config(self.spec, self.index_threshold_kb, self.search_threads, scan_kb)
         try:
-            if (self.path / _CONFIG_FILE).exists():
+            if (self.path / CONFIG_FILE).exists():
                 shard = qe.EdgeShard.load(str(self.path), config)
             else:
                 self.path.mkdir(parents=True, exist_ok=True)
                 shard = qe.EdgeShard.create(str(self.path), config)
         except Exception as exc:
             if "WouldBlock" in str(exc):  # the WAL file lock is held
-                raise StoreError(
-                    f"the store at {self.path} is already open in another process (or twice in this "
-                    "one); the embedded store admits one process: stop the other process or send the "
-                    "request through the server that holds it"
-                ) from exc
+                raise StoreError(_held_elsewhere(self.path)) from exc
             raise StoreError(f"cannot open qdrant-edge shard {self.path}: {exc}") from exc
         shutil.rmtree(self.path / _TEMP_SEGMENTS, ignore_errors=True)
         self._read_scan_bound()
@@ -311,6 +326,8 @@ class EdgeCollection:
             shutil.rmtree(build, ignore_errors=True)
             try:
                 shutil.copytree(self.path, build)
+                if self.spec.dim is not None:
+                    save_full_scan_kb(build, full_scan_kb(self.index_threshold_kb, points, self.spec.dim))
                 _optimize_copy(build, self._where, self._build_seconds(points))
                 self._swap_in(build)
             finally:
@@ -327,7 +344,7 @@ class EdgeCollection:
             self._swapping = True
             self._readers.wait_for(lambda: self._reading_now == 0)
         try:
-            self.close()
+            self._close_shard()
             old = _sibling(self.path, _OLD)
             self.path.rename(old)
             build.rename(self.path)
@@ -352,6 +369,13 @@ class EdgeCollection:
                 self._readers.notify_all()
 
     def close(self) -> None:
+        """Close the shard and let another process open it."""
+        try:
+            self._close_shard()
+        finally:
+            self._lock.release()
+
+    def _close_shard(self) -> None:
         if self._shard is not None:
             shard, self._shard = self._shard, None
             with store_errors("close", self._where):
@@ -360,15 +384,24 @@ class EdgeCollection:
                 shard.close()
 
     def drop(self) -> None:
-        """Close and delete the shard directory."""
+        """Close and delete the shard directory (and its lock file)."""
         self.close()
         shutil.rmtree(self.path, ignore_errors=True)
+        _sibling(self.path, _LOCK).unlink(missing_ok=True)
 
 
 def _best_point(vector: Any, name: str, served: qe.Filter | None) -> qe.QueryRequest:
     """The request for the one best point of ``vector`` that ``served`` admits, with its vector."""
     nearest = qe.Query.Nearest(vector, using=name)
     return qe.QueryRequest(limit=1, query=nearest, filter=served, with_payload=True, with_vector=[name])
+
+
+def _held_elsewhere(path: Path) -> str:
+    return (
+        f"the store at {path} is already open in another process (or twice in this one); the "
+        "embedded store admits one process: stop the other process or send the request through "
+        "the server that holds it"
+    )
 
 
 def _sibling(path: Path, suffix: str) -> Path:

@@ -7,10 +7,11 @@ of the exact top 10. So a restricted search first asks how many points the scope
 then:
 
 - up to the collection's ``plain_search_max`` admitted points (under Qdrant's full-scan bound:
-  about 13,000 of 384 dimensions on the embedded shards, none on a server), leaves the plan to
-  Qdrant, which scans them through the payload index by their int8 copies and rescores the best
-  by their vectors (:data:`PLAIN_SCAN`: recall@10 against exact 1.0 at 10% of 100,000 points,
-  1.3 against 2.8 ms for ``exact``);
+  on the embedded shards a fifth of the shard's points, from about 13,000 to 131,072 of 384
+  dimensions, see ``edge_config``; none on a server), leaves the plan to Qdrant, which scans them
+  through the payload index by their int8 copies and rescores the best by their vectors
+  (:data:`PLAIN_SCAN`: recall@10 against exact 1.0 at 10% of 100,000 points, 1.3 against 2.8 ms
+  for ``exact``; at 10% of a million, 8.7–9 against 13.5–14 ms);
 - up to :data:`EXACT_SEARCH_MAX` admitted points, searches them exactly: Qdrant reads them
   through the payload index and compares each with the query, about one distance per admitted
   point, which stays at or below what ACORN costs up to that bound (so a filter keeping a tenth

@@ -11,13 +11,9 @@ only server connected to the database (``db_locks.ServerPresence``).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-try:
-    import fcntl
-except ImportError:  # not POSIX: no advisory locks, every process recovers
-    fcntl = None  # type: ignore[assignment]
+from zhiku.core.file_lock import FileLock
 
 LOCK_FILE = "zhiku.lock"
 
@@ -26,25 +22,9 @@ class OwnerLock:
     """An exclusive, non-blocking lock on ``home/zhiku.lock``; ``held`` says whether we got it."""
 
     def __init__(self, home: Path, *, take: bool = True) -> None:
-        self._fd: int | None = None
-        self.held: bool
-        if not take:  # a process that must never own the stores (a Celery worker)
-            self.held = False
-            return
-        if fcntl is None:
-            self.held = True
-            return
-        fd = os.open(home / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            self.held = False
-            return
-        self._fd = fd
-        self.held = True
+        self._lock = FileLock(home / LOCK_FILE)
+        # a process that must never own the stores (a Celery worker) does not try
+        self.held: bool = take and self._lock.acquire()
 
     def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # closing the descriptor drops the flock
-            self._fd = None
+        self._lock.release()
