@@ -3,6 +3,7 @@ rank_bm25."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from zhiku.datasource.fulltext.base import FullTextStore, TextRecord
 from zhiku.datasource.fulltext.memory import RankBM25Store
 from zhiku.datasource.fulltext.pgvector import PgBM25Store
 from zhiku.datasource.fulltext.sparse import EdgeSparseBM25Store, QdrantClientSparseBM25Store
+from zhiku.datasource.points import edge_config
 
 A, B, C, D, E, F, G, H = (str(uuid.UUID(int=i)) for i in range(1, 9))
 MISSING = str(uuid.UUID(int=99))
@@ -147,6 +149,40 @@ def test_edge_second_open_while_open_fails(tmp_path: Path) -> None:
             EdgeSparseBM25Store(tmp_path / "bm25")
     finally:
         first.close()
+
+
+def test_an_edge_build_gives_its_sparse_segment_a_full_scan_bound_by_its_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bound a build chooses (a twentieth of the records; here all of them, so that a small
+    shard shows it) reaches the built segment, where Qdrant reads it, and the shard keeps it."""
+    monkeypatch.setattr(edge_config, "SPARSE_SCAN_SHARE", 1.0)
+    records = 10_000  # of 151 terms: above the size from which Qdrant builds a sparse index
+    documents = [str(uuid.UUID(int=(1 << 64) + n // 10)) for n in range(records)]
+    with EdgeSparseBM25Store(tmp_path / "bm25") as store:
+        store.upsert(
+            [
+                TextRecord(
+                    str(uuid.UUID(int=n + 1)),
+                    [f"w{(n * 7 + j) % 5000}" for j in range(150)] + [f"t{n % 97}"],
+                    documents[n],
+                )
+                for n in range(records)
+            ]
+        )
+        store.optimize()
+        scope = DocumentScope(frozenset(documents[:3000]))  # 300 documents, 3,000 records
+        hits = store.search(["t5"], 100, scope)
+        assert len(hits) == 31 and all(score > 0 for _, score in hits)  # 5, 102, ..., 2915
+    built = [
+        json.loads(config.read_text(encoding="utf-8"))["full_scan_threshold"]
+        for config in (tmp_path / "bm25" / "segments").glob("*/vector_index-bm25/sparse_index_config.json")
+    ]
+    assert built == [records]
+    with EdgeSparseBM25Store(tmp_path / "bm25") as store:
+        saved = json.loads((tmp_path / "bm25" / "edge_config.json").read_text(encoding="utf-8"))
+        assert saved["sparse_vectors"]["bm25"]["full_scan_threshold"] == records
+        assert store.count() == records
 
 
 def test_a_document_scope_is_applied_inside_the_search(store: FullTextStore) -> None:

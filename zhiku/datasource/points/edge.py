@@ -55,11 +55,12 @@ from zhiku.datasource.points.collection import (
 from zhiku.datasource.points.edge_config import (
     CONFIG_FILE,
     RESCORED,
+    build_full_scan,
     ensure_indexes,
     full_scan_kb,
+    opened_full_scan,
     payload_indexes,
-    save_full_scan_kb,
-    saved_full_scan_kb,
+    save_full_scan,
     scanned_at_most,
     shard_config,
 )
@@ -155,12 +156,10 @@ class EdgeCollection:
             raise
 
     def _open(self) -> qe.EdgeShard:
-        # a dense shard keeps the full-scan bound its last build chose (see edge_config); opening
-        # it with another would make its next optimize rebuild the graph
-        least = full_scan_kb(self.index_threshold_kb)
-        saved = saved_full_scan_kb(self.path) if self.spec.dim is not None else None
-        scan_kb = max(saved, least) if saved is not None else least
-        config = shard_config(self.spec, self.index_threshold_kb, self.search_threads, scan_kb)
+        # a shard keeps the full-scan bound its last build chose (see edge_config); opening a
+        # dense one with another would make its next optimize rebuild the graph
+        full_scan = opened_full_scan(self.path, self.spec, self.index_threshold_kb)
+        config = shard_config(self.spec, self.index_threshold_kb, self.search_threads, full_scan)
         try:
             if (self.path / CONFIG_FILE).exists():
                 shard = qe.EdgeShard.load(str(self.path), config)
@@ -326,8 +325,7 @@ class EdgeCollection:
             shutil.rmtree(build, ignore_errors=True)
             try:
                 shutil.copytree(self.path, build)
-                if self.spec.dim is not None:
-                    save_full_scan_kb(build, full_scan_kb(self.index_threshold_kb, points, self.spec.dim))
+                save_full_scan(build, self.spec, build_full_scan(self.spec, self.index_threshold_kb, points))
                 _optimize_copy(build, self._where, self._build_seconds(points))
                 self._swap_in(build)
             finally:
