@@ -382,10 +382,13 @@ class EdgeCollection:
                 shard.close()
 
     def drop(self) -> None:
-        """Close and delete the shard directory (and its lock file)."""
-        self.close()
-        shutil.rmtree(self.path, ignore_errors=True)
-        _sibling(self.path, _LOCK).unlink(missing_ok=True)
+        """Close and delete the shard directory, then its lock file (while still holding it)."""
+        try:
+            self._close_shard()
+            shutil.rmtree(self.path, ignore_errors=True)
+            _sibling(self.path, _LOCK).unlink(missing_ok=True)
+        finally:
+            self._lock.release()
 
 
 def _best_point(vector: Any, name: str, served: qe.Filter | None) -> qe.QueryRequest:
