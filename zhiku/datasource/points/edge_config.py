@@ -32,7 +32,7 @@ about 0.09 µs a point, against 0.14 for the exact search by the float vectors: 
 points the 95,000 a 10% filter admits take 8.7–9 ms against 13.5–14 (recall@10 1.0 both). Qdrant
 also scans an unfiltered search of a segment holding fewer points than its bound, which a fifth
 of the shard's points keeps from happening to its graph segment. The shard's config keeps the
-bound (:func:`saved_full_scan_kb`), and it is rounded down to a power of two of points: Qdrant
+bound (:func:`opened_full_scan`), and it is rounded down to a power of two of points: Qdrant
 rebuilds every graph segment whose bound differs from its shard's, so a build changes it only
 once the shard has doubled or halved.
 
