@@ -138,13 +138,7 @@ class EdgeCollection:
         self._swapping = False
         self._filters = ServedFilters()
         self.plain_search_max = 0  # see _open
-        # the shard's own lock before anything is touched: another process's build copy, or its
-        # swap half-way, is not an interrupted one to clean up (the WAL lock comes only with the
-        # open, after the cleanup)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = FileLock(_sibling(self.path, _LOCK))
-        if not self._lock.acquire():
-            raise StoreError(_held_elsewhere(self.path))
+        self._lock = _shard_lock(self.path)
         self._shard: qe.EdgeShard | None = None
         try:
             _finish_swap(self.path)
@@ -395,6 +389,17 @@ def _best_point(vector: Any, name: str, served: qe.Filter | None) -> qe.QueryReq
     """The request for the one best point of ``vector`` that ``served`` admits, with its vector."""
     nearest = qe.Query.Nearest(vector, using=name)
     return qe.QueryRequest(limit=1, query=nearest, filter=served, with_payload=True, with_vector=[name])
+
+
+def _shard_lock(path: Path) -> FileLock:
+    """The shard's own lock, taken before anything is touched: another process's build copy, or
+    its swap half-way, is not an interrupted one to clean up (the WAL lock comes only with the
+    open, after the cleanup)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(_sibling(path, _LOCK))
+    if not lock.acquire():
+        raise StoreError(_held_elsewhere(path))
+    return lock
 
 
 def _held_elsewhere(path: Path) -> str:
