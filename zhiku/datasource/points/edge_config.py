@@ -129,18 +129,17 @@ def opened_full_scan(shard: Path, spec: VectorSpec, index_threshold_kb: int | No
     return least if saved is None else max(saved, least)
 
 
-def save_full_scan(shard: Path, spec: VectorSpec, bound: int) -> bool:
+def save_full_scan(shard: Path, spec: VectorSpec, bound: int) -> None:
     """Keep ``bound`` as the full-scan bound in the config of the shard at ``shard`` (closed: a
-    copy about to be built), so that its build uses it; whether the config could be rewritten
-    (else the build keeps the bound it had, which dense searches read from the segments)."""
+    copy about to be built), so that its build uses it. A config that cannot be read is left as
+    it is: the build keeps the bound it had, which dense searches read from the segments."""
     path = shard / CONFIG_FILE
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
         _full_scan_holder(config, spec)["full_scan_threshold"] = bound
     except (OSError, ValueError, KeyError, TypeError):
-        return False
+        return
     path.write_text(json.dumps(config), encoding="utf-8")
-    return True
 
 
 def _full_scan_holder(config: dict[str, Any], spec: VectorSpec) -> dict[str, Any]:
