@@ -70,6 +70,26 @@ def recording(store: DenseVectorStore) -> Recording:
     return spy
 
 
+def exact_share_found(
+    store: DenseVectorStore,
+    queries: np.ndarray,
+    points: np.ndarray,
+    ids: list[str],
+    documents: list[str],
+    admitted: set[str],
+) -> float:
+    """The share of the exact top 10 among the ``admitted`` documents' points that the store's
+    search in their scope finds, over ``queries``."""
+    scope = DocumentScope(frozenset(admitted))
+    inside = np.array([d in admitted for d in documents])
+    found = 0
+    for query in queries:
+        scores = np.where(inside, points @ query, -np.inf)
+        exact = {ids[i] for i in np.argsort(-scores)[:10]}
+        found += len(exact & {s for s, _ in store.search(query, 10, scope)})
+    return found / (10 * len(queries))
+
+
 def test_plan_at_the_bounds() -> None:
     assert restricted_search(0, 10, 128) == DenseSearchPlan(exact=True)
     assert restricted_search(EXACT_SEARCH_MAX, 10, 128) == DenseSearchPlan(exact=True)
@@ -134,14 +154,7 @@ def test_points_under_the_full_scan_bound_are_scanned_by_their_int8_copies(graph
     try:
         admitted = set(documents[:: 20 * PER_DOCUMENT])  # 20 documents: 200 of the 4,000 points
         assert len(admitted) * PER_DOCUMENT <= store._collection.plain_search_max
-        scope = DocumentScope(frozenset(admitted))
-        inside = np.array([d in admitted for d in documents])
-        found = 0
-        for query in queries:
-            scores = np.where(inside, points @ query, -np.inf)
-            exact = {ids[i] for i in np.argsort(-scores)[:10]}
-            found += len(exact & {s for s, _ in store.search(query, 10, scope)})
-        assert found / (10 * QUERIES) >= 0.99
+        assert exact_share_found(store, queries, points, ids, documents, admitted) >= 0.99
         assert spy.plans == [PLAIN_SCAN] * QUERIES
     finally:
         store._collection = spy._collection
@@ -277,16 +290,10 @@ def test_a_larger_shard_scans_more_admitted_points_and_keeps_its_bound(tmp_path:
         built = sorted(path.glob("segments/*/vector_index-dense/hnsw_config.json"))
         spy = recording(store)
         admitted = set(documents[:: 8 * PER_DOCUMENT])  # 100 documents: 1,000 points
-        scope = DocumentScope(frozenset(admitted))
-        inside = np.array([d in admitted for d in documents])
-        found = 0
-        for query in queries:
-            scores = np.where(inside, points @ query, -np.inf)
-            exact = {ids[i] for i in np.argsort(-scores)[:10]}
-            found += len(exact & {s for s, _ in store.search(query, 10, scope)})
+        share = exact_share_found(store, queries, points, ids, documents, admitted)
         store._collection = spy._collection
         assert spy.plans == [PLAIN_SCAN] * QUERIES
-        assert found / (10 * QUERIES) >= 0.99
+        assert share >= 0.99
         store.upsert([VectorRecord(str(uuid.UUID(int=9999)), points[0], documents[0])])
         store.optimize()
         assert sorted(path.glob("segments/*/vector_index-dense/hnsw_config.json")) == built
