@@ -24,21 +24,22 @@ class FileLock:
         self.path = Path(path)
         self._fd: int | None = None
 
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
     def acquire(self) -> bool:
-        """Take the lock if no one holds it; whether it is held now."""
+        """Take the lock if no one holds it; whether it is held now. OSError when the file
+        cannot be opened or locked at all (a file system without locks), which is not the same
+        as another holder."""
         if self._fd is not None:
             return True
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         if fcntl is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
+            except BlockingIOError:
                 os.close(fd)
                 return False
+            except OSError:
+                os.close(fd)
+                raise
         self._fd = fd
         return True
 

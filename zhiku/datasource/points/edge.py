@@ -397,7 +397,11 @@ def _shard_lock(path: Path) -> FileLock:
     open, after the cleanup)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(_sibling(path, _LOCK))
-    if not lock.acquire():
+    try:
+        acquired = lock.acquire()
+    except OSError as exc:
+        raise StoreError(f"cannot lock {lock.path} (the embedded store needs file locks): {exc}") from exc
+    if not acquired:
         raise StoreError(_held_elsewhere(path))
     return lock
 

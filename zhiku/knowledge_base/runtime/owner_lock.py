@@ -23,8 +23,12 @@ class OwnerLock:
 
     def __init__(self, home: Path, *, take: bool = True) -> None:
         self._lock = FileLock(home / LOCK_FILE)
-        # a process that must never own the stores (a Celery worker) does not try
-        self.held: bool = take and self._lock.acquire()
+        self.held = False
+        if take:  # a process that must never own the stores (a Celery worker) does not try
+            try:
+                self.held = self._lock.acquire()
+            except OSError:  # no lock to be had here: this process does not recover either
+                self.held = False
 
     def release(self) -> None:
         self._lock.release()
