@@ -226,3 +226,47 @@ def test_upgrading_to_change_counts_counts_every_existing_point(database_url: st
         assert rows == {filled.id: points} and empty.id not in rows
     finally:
         engine.dispose()
+
+
+def test_upgrading_keeps_the_rows_that_refer_to_a_copied_table(database_url: str, tmp_path: Path) -> None:
+    """On SQLite some revisions add a column by copying the table (0004 copies ``datasets``);
+    dropping the old table with foreign keys on would delete, by cascade, every document and
+    segment. A filled database taken back to 0003 and upgraded keeps them all."""
+    import zhiku.benchmarking  # noqa: F401 - registers the fast "synthetic" embedding model
+    from zhiku import KnowledgeBase
+
+    with KnowledgeBase.open(tmp_path / "home", database_url=database_url, embedding_model="synthetic") as kb:
+        kb.create_dataset("filled").add_text("a.md", "明前龙井。\n\n碧螺春。\n\n普洱茶。")
+    counts = "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM segments)"
+    plain = create_engine(database_url)  # no foreign keys on SQLite: the downgrade cascades nothing
+    try:
+        with plain.begin() as connection:
+            before = tuple(connection.execute(text(counts)).one())
+            command.downgrade(alembic_config(connection), "0003")
+            assert tuple(connection.execute(text(counts)).one()) == before
+    finally:
+        plain.dispose()
+    engine = make_engine(database_url)
+    try:
+        with engine.connect() as connection:
+            assert current_revision(connection) == head_revision()
+            assert tuple(connection.execute(text(counts)).one()) == before != (0, 0)
+    finally:
+        engine.dispose()
+
+
+def test_a_row_referring_to_a_missing_row_fails_the_check(tmp_path: Path) -> None:
+    """What a migration run with foreign keys off must not leave is refused, not committed."""
+    from zhiku.core.db.sqlite import check_foreign_keys
+
+    engine = create_engine(f"sqlite:///{tmp_path / 'broken.db'}")
+    try:
+        with engine.begin() as connection:
+            connection.execute(text("CREATE TABLE parent (id INTEGER PRIMARY KEY)"))
+            connection.execute(text("CREATE TABLE child (id INTEGER PRIMARY KEY, up REFERENCES parent(id))"))
+            check_foreign_keys(connection)
+            connection.execute(text("INSERT INTO child VALUES (1, 7)"))
+            with pytest.raises(ConfigError, match="left 1 rows referring to missing rows"):
+                check_foreign_keys(connection)
+    finally:
+        engine.dispose()

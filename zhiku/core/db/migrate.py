@@ -84,12 +84,21 @@ def upgrade(engine: Engine) -> None:
         )
     with engine.connect() as connection:
         if connection.dialect.name == "sqlite":
-            sqlite.begin_exclusive(connection)
-        elif connection.dialect.name == "postgresql":
+            with sqlite.foreign_keys_off(connection):
+                sqlite.begin_exclusive(connection)
+                _upgrade_on(connection)
+                sqlite.check_foreign_keys(connection)
+                connection.commit()
+            return
+        if connection.dialect.name == "postgresql":
             from zhiku.core.db.postgresql import lock_migrations  # psycopg is an optional extra
 
             lock_migrations(connection)
-        from alembic import command
-
-        command.upgrade(alembic_config(connection), "head")
+        _upgrade_on(connection)
         connection.commit()
+
+
+def _upgrade_on(connection: Connection) -> None:
+    from alembic import command
+
+    command.upgrade(alembic_config(connection), "head")

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
+
+from zhiku.core.errors import ConfigError
 
 #: Seconds a connection waits for another's lock (SQLite's busy timeout), and for WAL mode.
 BUSY_TIMEOUT = 30.0
@@ -60,3 +64,28 @@ def begin_exclusive(connection: Connection) -> None:
     migrating one new file take turns (the busy timeout makes the second wait) and the DDL of
     a migration is all-or-nothing."""
     connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+@contextmanager
+def foreign_keys_off(connection: Connection) -> Iterator[None]:
+    """Foreign keys off on ``connection`` meanwhile (call it outside a transaction, where SQLite
+    takes the switch). A migration that changes a table's columns copies the table and drops the
+    old one; with foreign keys on, that drop deletes by cascade every row referring to it."""
+    connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+    try:
+        yield
+    finally:
+        connection.rollback()  # a failed migration's transaction ends before the switch back
+        connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+
+
+def check_foreign_keys(connection: Connection) -> None:
+    """ConfigError if a row refers to a row that does not exist (what a migration run with
+    foreign keys off must not leave)."""
+    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+    if broken:
+        table, _rowid, parent, _key = broken[0]
+        raise ConfigError(
+            f"the schema migration left {len(broken)} rows referring to missing rows "
+            f"(first: {table} → {parent}); the database was left as it was"
+        )
