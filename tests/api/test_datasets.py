@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Flask
 
 from tests.api.conftest import Api, context_of
+from zhiku.core.db import DatasetRow, DocumentRow
 
 
 def test_create_get_list_pages(api: Api) -> None:
@@ -84,3 +85,9 @@ def test_delete_removes_documents_stores_and_uploads(app: Flask, api: Api, home)
     assert not (home / "uploads" / document).exists()
     assert not (home / "qdrant" / dataset / "dense").exists()
     assert context_of(app).catalog.dataset_ids(offset=0, limit=10)[1] == 0
+    # the rows go in the background; the name is free at once
+    assert api.create_dataset("gone") != dataset
+    kb = context_of(app).kb
+    assert kb.wait_for_deletions(timeout=60)
+    with kb.sessions() as session:
+        assert session.get(DatasetRow, dataset) is None and session.get(DocumentRow, document) is None

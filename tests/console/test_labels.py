@@ -242,5 +242,6 @@ def test_a_deleted_dataset_takes_its_history_with_it(app: Flask, console: Consol
     with sessions() as session:
         assert session.scalar(count) == 1
     assert console.post(f"/datasets/{dataset}/delete").status_code == 302
+    assert context_of(app).kb.wait_for_deletions(timeout=60)  # its rows go in the background
     with sessions() as session:
         assert session.scalar(count) == 0

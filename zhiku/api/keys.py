@@ -153,7 +153,10 @@ class ApiKeys:
         with self._sessions() as session:
             for wanted in names_or_ids:
                 found = session.scalar(
-                    select(DatasetRow.id).where(or_(DatasetRow.id == wanted, DatasetRow.name == wanted))
+                    select(DatasetRow.id).where(
+                        or_(DatasetRow.id == wanted, DatasetRow.name == wanted),
+                        DatasetRow.deleting.is_(False),
+                    )
                 )
                 if found is None:
                     raise NotFound(f"no dataset {wanted!r}")

@@ -15,6 +15,7 @@ With ``qdrant_url`` set, the default ``edge`` means the Qdrant server: the colle
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -128,12 +129,17 @@ def _qdrant_location(settings: Settings) -> str:
     return settings.qdrant_url or str(settings.qdrant_path / "client")
 
 
+def embedded_store_dir(settings: Settings, dataset_id: str) -> Path:
+    """The directory of a dataset's embedded shards (``dense`` and ``bm25``)."""
+    return settings.qdrant_path / dataset_id
+
+
 @vector_stores.register("edge")
 def _edge_vector(settings: Settings, dataset_id: str, dim: int, /) -> VectorStore:
     from zhiku.datasource.vector.edge import EdgeVectorStore
 
     return EdgeVectorStore(
-        settings.qdrant_path / dataset_id / "dense",
+        embedded_store_dir(settings, dataset_id) / "dense",
         dim=dim,
         build_time_limit=settings.index_build_time_limit,
         search_threads=settings.edge_search_threads,
@@ -154,7 +160,7 @@ def _edge_fulltext(settings: Settings, dataset_id: str, /) -> FullTextStore:
     from zhiku.datasource.fulltext.sparse import EdgeSparseBM25Store
 
     return EdgeSparseBM25Store(
-        settings.qdrant_path / dataset_id / "bm25",
+        embedded_store_dir(settings, dataset_id) / "bm25",
         build_time_limit=settings.index_build_time_limit,
         search_threads=settings.edge_search_threads,
     )

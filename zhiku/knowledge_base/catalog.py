@@ -68,7 +68,7 @@ class Catalog:
 
         ``keyword`` matches names case-insensitively; ``within`` restricts to those ids.
         """
-        query = select(DatasetRow.id)
+        query = select(DatasetRow.id).where(DatasetRow.deleting.is_(False))
         if keyword:
             query = query.where(DatasetRow.name.icontains(keyword, autoescape=True))
         if within is not None:
@@ -87,7 +87,11 @@ class Catalog:
         with self._sessions() as session:
             rows = {
                 row.id: row
-                for row in session.scalars(select(DatasetRow).where(DatasetRow.id.in_(list(dataset_ids))))
+                for row in session.scalars(
+                    select(DatasetRow).where(
+                        DatasetRow.id.in_(list(dataset_ids)), DatasetRow.deleting.is_(False)
+                    )
+                )
             }
         return [DatasetSummary.of(rows[i]) for i in dataset_ids if i in rows]
 
@@ -241,6 +245,6 @@ def dataset_row_named(session: Session, name_or_id: str) -> DatasetRow:
     row = session.get(DatasetRow, name_or_id) or session.scalar(
         select(DatasetRow).where(DatasetRow.name == name_or_id)
     )
-    if row is None:
+    if row is None or row.deleting:
         raise NotFound(f"no dataset {name_or_id!r}")
     return row

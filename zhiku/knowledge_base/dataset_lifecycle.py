@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -10,14 +11,16 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from zhiku.core.db import DatasetRow
-from zhiku.core.errors import AlreadyExists, InvalidInput
+from zhiku.core.errors import AlreadyExists, InvalidInput, NotFound, StoreBusy, StoreError
 from zhiku.core.retrieval_config import RetrievalConfig
+from zhiku.datasource.stores import embedded_store_dir
 from zhiku.knowledge_base import llm_options
 from zhiku.knowledge_base.catalog import DatasetSummary, dataset_row_named
 from zhiku.knowledge_base.context import DatasetContext
 from zhiku.knowledge_base.dataset import Dataset
+from zhiku.knowledge_base.dataset_purge import DatasetPurger, mark_deleting, purge_rows, unfinished_deletions
 from zhiku.knowledge_base.dataset_settings import as_process_rule, as_retrieval_config
-from zhiku.knowledge_base.indexing.dataset_index import open_embedding
+from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex, open_embedding
 from zhiku.knowledge_base.indexing.pipeline import PipelineSpec
 from zhiku.knowledge_base.opened_indexes import OpenedIndexes
 from zhiku.text.stemming import DEFAULT_STEMMER, STEMMERS
@@ -33,6 +36,7 @@ class DatasetLifecycle:
         self._settings = context.settings
         self._sessions = context.sessions
         self._secrets = context.secrets
+        self._purger = DatasetPurger(context.sessions, self._drop_stores)
 
     def create_dataset(
         self,
@@ -108,16 +112,56 @@ class DatasetLifecycle:
 
     def datasets(self) -> list[Dataset]:
         with self._sessions() as session:
-            ids = session.scalars(select(DatasetRow.id).order_by(DatasetRow.created_at))
+            ids = session.scalars(
+                select(DatasetRow.id).where(DatasetRow.deleting.is_(False)).order_by(DatasetRow.created_at)
+            )
             return [Dataset(self._context, dataset_id) for dataset_id in ids]
 
-    def delete_dataset(self, name_or_id: str) -> None:
-        """Delete a dataset with its documents, segments and every store's data."""
+    def delete_dataset(self, name_or_id: str, *, wait: bool = True) -> None:
+        """Delete a dataset with its documents, segments and every store's data.
+
+        From the first step no lookup finds the dataset and its name is free; its stores are
+        dropped at once and its rows go in short transactions (see :mod:`.dataset_purge`): here,
+        or with ``wait=False`` in the background (a stop meanwhile leaves the rest to the next
+        open). In a process that may not open the dataset's stores: :class:`StoreBusy`, and the
+        dataset stays."""
         dataset = self.dataset(name_or_id)
         index = self._indexes.dataset_index(dataset.id)
-        self._indexes.forget(dataset.id)
+        if not mark_deleting(self._sessions, dataset.id):
+            raise NotFound(f"no dataset {name_or_id!r}")  # another deletion took it meanwhile
+        self._drop(dataset.id, index)
+        if wait:
+            purge_rows(self._sessions, dataset.id)
+        else:
+            self._purger.finish([dataset.id], stores_dropped=True)
+
+    def finish_deletions(self) -> None:
+        """Finish in the background the deletions a stopped process left (the owner of the
+        stores calls this as it opens the knowledge base)."""
+        self._purger.finish(unfinished_deletions(self._sessions))
+
+    def wait_for_deletions(self, timeout: float | None = None) -> bool:
+        """Wait until the background deletions are done (True) or ``timeout`` has passed."""
+        return self._purger.wait(timeout)
+
+    def stop_deletions(self) -> None:
+        """Stop the background deletions after their current step (see :class:`DatasetPurger`)."""
+        self._purger.stop()
+
+    def _drop_stores(self, dataset_id: str) -> None:
+        """Drop the stores of a deletion a stopped process left. An embedded shard whose drop was
+        cut short does not open: then the dataset's embedded shards are removed as they are (the
+        owner lock keeps other processes out), and its stores opened again to drop the rest."""
+        try:
+            index = self._indexes.dataset_index(dataset_id, deleting=True)
+        except StoreBusy:
+            raise
+        except StoreError:
+            shutil.rmtree(embedded_store_dir(self._settings, dataset_id), ignore_errors=True)
+            index = self._indexes.dataset_index(dataset_id, deleting=True)
+        self._drop(dataset_id, index)
+
+    def _drop(self, dataset_id: str, index: DatasetIndex) -> None:
+        self._indexes.forget(dataset_id)
         index.drop()
-        with self._sessions.begin() as session:
-            row = session.get(DatasetRow, dataset.id)
-            if row is not None:
-                session.delete(row)
+        shutil.rmtree(embedded_store_dir(self._settings, dataset_id), ignore_errors=True)  # empty now

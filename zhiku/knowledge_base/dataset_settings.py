@@ -44,10 +44,11 @@ def as_process_rule(value: PipelineSpec | dict[str, Any] | None) -> PipelineSpec
     return spec
 
 
-def dataset_row(session: Session, dataset_id: str) -> DatasetRow:
-    """The dataset's row in ``session``; NotFound when the dataset is gone."""
+def dataset_row(session: Session, dataset_id: str, *, deleting: bool = False) -> DatasetRow:
+    """The dataset's row in ``session``; NotFound when the dataset is gone or, unless
+    ``deleting``, being deleted."""
     row = session.get(DatasetRow, dataset_id)
-    if row is None:
+    if row is None or (row.deleting and not deleting):
         raise NotFound(f"no dataset {dataset_id!r}")
     return row
 

@@ -98,6 +98,7 @@ class KnowledgeBase:
             finally:
                 self._presence.recovered()
             seal_stored_keys(self._sessions, self._secrets)
+            self._datasets.finish_deletions()
 
     @classmethod
     def open(cls, home: str | Path | None = None, **settings: Any) -> KnowledgeBase:
@@ -114,6 +115,7 @@ class KnowledgeBase:
         self.close()
 
     def close(self) -> None:
+        self._datasets.stop_deletions()
         with self._lock:
             self._indexes.close_held()
             self._retrieval.close_held()
@@ -134,6 +136,7 @@ class KnowledgeBase:
     dataset_with_settings = Delegated("_datasets", DatasetLifecycle.dataset_with_settings)
     datasets = Delegated("_datasets", DatasetLifecycle.datasets)
     delete_dataset = Delegated("_datasets", DatasetLifecycle.delete_dataset)
+    wait_for_deletions = Delegated("_datasets", DatasetLifecycle.wait_for_deletions)
     store_backends = Delegated("_stores", StoreMoves.backends)
     move_stores = Delegated("_stores", StoreMoves.move)
 

@@ -50,15 +50,16 @@ class OpenedIndexes:
         row = self._dataset_row(dataset_id)
         return self._models.embedding(row.embedding_model, row.embedding_options or {})
 
-    def dataset_index(self, dataset_id: str) -> DatasetIndex:
+    def dataset_index(self, dataset_id: str, *, deleting: bool = False) -> DatasetIndex:
         """The dataset's opened stores (opened once). In a process that does not own the embedded
         stores, when the dataset's are embedded: :class:`StoreBusy` — raised before any store file
-        is touched (a dataset moved by ``zhiku stores migrate`` has backends of its own)."""
+        is touched (a dataset moved by ``zhiku stores migrate`` has backends of its own).
+        ``deleting``: also of a dataset being deleted (to drop its stores)."""
         with self._lock:
             index = self._indexes.get(dataset_id)
         if index is not None:
             return index
-        row = self._dataset_row(dataset_id)
+        row = self._dataset_row(dataset_id, deleting)
         self.check_may_open(row.store_backends or {})
         with self._lock:
             index = self._indexes.get(dataset_id)
@@ -92,6 +93,6 @@ class OpenedIndexes:
             index.close()
         self._indexes.clear()
 
-    def _dataset_row(self, dataset_id: str) -> DatasetRow:
+    def _dataset_row(self, dataset_id: str, deleting: bool = False) -> DatasetRow:
         with self._sessions() as session:
-            return dataset_row(session, dataset_id)
+            return dataset_row(session, dataset_id, deleting=deleting)

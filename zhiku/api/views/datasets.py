@@ -106,9 +106,10 @@ def delete_dataset(dataset_id: str) -> tuple[str, int]:
 
 
 def remove_dataset(dataset: Dataset) -> None:
-    """Delete a dataset, all its stores' data and its documents' uploads."""
+    """Delete a dataset, all its stores' data and its documents' uploads; its rows go in the
+    background (the dataset is gone for every request at once)."""
     ctx = context()
     document_ids = [info.id for info in dataset.documents()]
-    ctx.kb.delete_dataset(dataset.id)
+    ctx.kb.delete_dataset(dataset.id, wait=False)
     for document_id in document_ids:
         ctx.queue.uploads.remove(document_id)

@@ -63,6 +63,9 @@ class DatasetRow(Base):
     #: ``{"vector": name, "fulltext": name}``: the store backends ``zhiku stores migrate`` moved
     #: the dataset to; empty, the settings' ``vector_backend`` and ``fulltext_backend``
     store_backends: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
+    #: the dataset is being deleted: no lookup finds it, and its rows go in short transactions
+    #: (see zhiku.knowledge_base.dataset_purge)
+    deleting: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
