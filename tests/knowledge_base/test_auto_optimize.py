@@ -17,6 +17,7 @@ from zhiku.core.db.models import DatasetChangesRow
 from zhiku.core.document_status import DocumentStatus
 from zhiku.core.errors import Cancelled
 from zhiku.datasource.points import edge
+from zhiku.knowledge_base.dataset_purge import mark_deleting
 from zhiku.knowledge_base.runtime.auto_optimize import AutoOptimizer, OptimizePolicy
 
 TEXTS = [f"第{i}段：明前龙井在清明前采摘，滋味鲜爽，产自杭州西湖第{i}号茶园。" for i in range(8)]
@@ -105,6 +106,17 @@ def test_a_dataset_is_due_only_once_settled(tmp_path: Path) -> None:
             assert quiet.candidates(session) == [] and not quiet.due(session, ds.id)
         # a document queued again (waiting for a worker): not before it is done
         assert kb.states.move(documents[0].id, DocumentStatus.WAITING, only_from={DocumentStatus.COMPLETED})
+        with kb.sessions() as session:
+            assert policy.candidates(session) == [] and not policy.due(session, ds.id)
+
+
+def test_a_dataset_being_deleted_is_not_due(tmp_path: Path) -> None:
+    with open_kb(tmp_path, optimize_min_changes=2, optimize_quiet_seconds=0) as kb:
+        ds = kb.create_dataset("tea")
+        for number, text in enumerate(TEXTS[:3]):
+            ds.add_text(f"{number}.md", text)
+        policy = OptimizePolicy.from_settings(kb.settings)
+        assert mark_deleting(kb.sessions, ds.id)  # the first step of a deletion; its rows remain
         with kb.sessions() as session:
             assert policy.candidates(session) == [] and not policy.due(session, ds.id)
 

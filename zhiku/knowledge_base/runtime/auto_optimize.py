@@ -39,7 +39,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from zhiku.core.cancellation import CancelToken
 from zhiku.core.config import Settings
-from zhiku.core.db.models import ChildChunkRow, DatasetChangesRow, DocumentRow, SegmentRow, utcnow
+from zhiku.core.db.models import ChildChunkRow, DatasetChangesRow, DatasetRow, DocumentRow, SegmentRow, utcnow
 from zhiku.core.document_status import IN_PROGRESS, DocumentStatus
 from zhiku.core.errors import Cancelled, StoreBusy
 from zhiku.knowledge_base.runtime.db_locks import try_lock
@@ -84,7 +84,9 @@ class OptimizePolicy:
         (the cheap first look; :meth:`due` decides)."""
         return list(
             session.scalars(
-                select(DatasetChangesRow.dataset_id).where(*self._settled()).order_by(DatasetChangesRow.changed_at)
+                select(DatasetChangesRow.dataset_id)
+                .where(*self._settled())
+                .order_by(DatasetChangesRow.changed_at)
             )
         )
 
@@ -101,11 +103,13 @@ class OptimizePolicy:
 
     def _settled(self) -> list[ColumnElement[bool]]:
         """A ``dataset_changes`` row with enough changes for the smallest dataset, none within the
-        quiet period, and no document of its dataset waiting or being indexed."""
+        quiet period, no document of its dataset waiting or being indexed, and its dataset not
+        being deleted (its rows go step by step, this one last)."""
         return [
             DatasetChangesRow.points_changed >= self.min_changes,
             DatasetChangesRow.changed_at <= utcnow() - timedelta(seconds=self.quiet_seconds),
             ~_pending_documents(DatasetChangesRow.dataset_id),
+            ~exists().where(DatasetRow.id == DatasetChangesRow.dataset_id, DatasetRow.deleting.is_(True)),
         ]
 
 

@@ -83,7 +83,7 @@ def queue_status(kb: KnowledgeBase, *, ping_timeout: float = 1.0) -> QueueStatus
             for name, points in session.execute(
                 select(DatasetRow.name, DatasetChangesRow.points_changed)
                 .join(DatasetRow, DatasetRow.id == DatasetChangesRow.dataset_id)
-                .where(DatasetChangesRow.points_changed > 0)
+                .where(DatasetChangesRow.points_changed > 0, DatasetRow.deleting.is_(False))
                 .order_by(DatasetRow.name)
             )
         }
