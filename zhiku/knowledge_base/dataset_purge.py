@@ -32,8 +32,8 @@ from zhiku.core.db.models import SegmentRow
 log = logging.getLogger(__name__)
 
 #: Segments deleted per transaction, with their keyword postings and child chunks: about 0.7 s
-#: on SQLite with ~25 postings a segment, at a hundred thousand segments as at a million, which
-#: is as long as another writer waits.
+#: on SQLite with ~25 postings a segment, at a hundred thousand segments as at a million; another
+#: writer waits no longer than one step.
 SEGMENTS_PER_STEP = 1_000
 #: Documents deleted per transaction once their segments are gone (with their metadata values).
 DOCUMENTS_PER_STEP = 1_000
