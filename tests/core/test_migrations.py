@@ -55,7 +55,7 @@ def test_migrations_build_exactly_the_models_schema(database_url: str) -> None:
         assert _schema_differences(engine) == []
         assert set(inspect(engine).get_table_names()) == MODEL_TABLES | {"alembic_version"}
         with engine.connect() as connection:
-            assert current_revision(connection) == head_revision() == "0018"
+            assert current_revision(connection) == head_revision() == "0019"
     finally:
         engine.dispose()
 
@@ -152,7 +152,7 @@ def test_concurrent_openers_of_a_new_database_migrate_it_once(database_url: str)
         assert len(engines) == 4
         with engines[0].connect() as connection:
             assert connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [
-                "0018"
+                "0019"
             ]
         assert _schema_differences(engines[0]) == []
     finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from zhiku.core.payload_filter import PayloadFilter
 from zhiku.core.sections import narrower, within
 
 
@@ -20,11 +21,16 @@ class DocumentScope:
     Whichever list is shorter is kept (see :mod:`zhiku.knowledge_base.metadata`), so the filter a
     store evaluates stays small whether a scope keeps 1% or 99% of a dataset. ``section``, when
     set, also keeps only segments in that section or one under it (see :mod:`zhiku.core.sections`).
+
+    ``payload_filter``, when set, admits the same documents by the metadata values in the store
+    points' payload (:mod:`zhiku.core.payload_filter`): a store that can test them does so
+    instead of testing ``document_id`` against the list.
     """
 
     ids: frozenset[str]
     exclude: bool = False
     section: str | None = None
+    payload_filter: PayloadFilter | None = None
 
     @classmethod
     def of_section(cls, section: str) -> DocumentScope:
@@ -48,12 +54,16 @@ class DocumentScope:
         return (document_id in self.ids) != self.exclude
 
     def intersect(self, other: DocumentScope) -> DocumentScope:
-        """The documents both scopes admit (two filters that must both pass)."""
+        """The documents both scopes admit (two filters that must both pass). A payload filter
+        is kept only beside a scope of every document (a section): the list says the rest."""
         section = self.section or other.section
         if self.section and other.section:
             section = narrower(self.section, other.section)
             if section is None:  # two unrelated sections: nothing is in both
                 return DocumentScope(frozenset())
+        if self.all_documents or other.all_documents:
+            kept = other if self.all_documents else self
+            return DocumentScope(kept.ids, kept.exclude, section, kept.payload_filter)
         if self.exclude and other.exclude:
             return DocumentScope(self.ids | other.ids, exclude=True, section=section)
         if self.exclude:

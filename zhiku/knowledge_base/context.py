@@ -24,7 +24,9 @@ class DatasetContext:
     ``index(dataset_id)`` opens (once) a dataset's stores, or raises ``StoreBusy`` in a process
     that does not own the embedded stores; ``embedding(dataset_id)`` is the dataset's cached
     embedding model, which any process may use; ``chat_model(options)`` and ``rerank_model(spec)``
-    give the shared, cached model clients; ``secrets`` seals the keys datasets store.
+    give the shared, cached model clients; ``secrets`` seals the keys datasets store;
+    ``metadata_changed(dataset_id)`` brings the stores' payload in step after a change of
+    metadata values (see :mod:`zhiku.knowledge_base.metadata_points`).
     """
 
     settings: Settings
@@ -35,3 +37,4 @@ class DatasetContext:
     embedding: Callable[[str], CachedEmbedding]
     chat_model: Callable[[dict[str, Any] | None], ChatModel]
     rerank_model: Callable[[str | None], RerankModel | None]
+    metadata_changed: Callable[[str], None]

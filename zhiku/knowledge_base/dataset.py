@@ -197,7 +197,7 @@ class Dataset:
     @property
     def metadata(self) -> DatasetMetadata:
         """The dataset's metadata fields, its documents' values, and filters over them."""
-        return DatasetMetadata(self._context.sessions, self.id)
+        return DatasetMetadata(self._context.sessions, self.id, self._context.metadata_changed)
 
     @property
     def calibration(self) -> Calibration:

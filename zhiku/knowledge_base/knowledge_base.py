@@ -34,6 +34,7 @@ from zhiku.knowledge_base.context import DatasetContext
 from zhiku.knowledge_base.cross_retrieval import CrossDatasetRetrieval
 from zhiku.knowledge_base.dataset_lifecycle import DatasetLifecycle
 from zhiku.knowledge_base.indexing.document_states import DocumentStates
+from zhiku.knowledge_base.metadata_points import MetadataPointSync, datasets_with_pending
 from zhiku.knowledge_base.opened_indexes import OpenedIndexes
 from zhiku.knowledge_base.owner_repairs import recover_interrupted, seal_stored_keys
 from zhiku.knowledge_base.runtime.db_locks import ServerPresence
@@ -68,6 +69,7 @@ class KnowledgeBase:
         self._secrets = SecretBox(settings.home)
         self._models = SharedModels(settings, self._sessions, self._lock, self._secrets)
         self._indexes = OpenedIndexes(settings, self._sessions, self._models, self._owner, self._lock)
+        self._metadata_points = MetadataPointSync(self._indexes.dataset_index)
         conversations = ConversationStore(self._sessions, token_counter())
         self._states = DocumentStates(self._sessions)
         self._context = DatasetContext(
@@ -79,6 +81,7 @@ class KnowledgeBase:
             embedding=self._indexes.dataset_embedding,
             chat_model=self._models.chat_model,
             rerank_model=self._models.rerank_model,
+            metadata_changed=lambda dataset_id: self._metadata_points.apply([dataset_id]),
         )
         self._datasets = DatasetLifecycle(self._context, self._indexes)
         self._stores = StoreMoves(settings, self._sessions, self._indexes)
@@ -99,6 +102,7 @@ class KnowledgeBase:
                 self._presence.recovered()
             seal_stored_keys(self._sessions, self._secrets)
             self._datasets.finish_deletions()
+            self.sync_metadata_points()
 
     @classmethod
     def open(cls, home: str | Path | None = None, **settings: Any) -> KnowledgeBase:
@@ -116,6 +120,7 @@ class KnowledgeBase:
 
     def close(self) -> None:
         self._datasets.stop_deletions()
+        self._metadata_points.stop()
         with self._lock:
             self._indexes.close_held()
             self._retrieval.close_held()
@@ -124,6 +129,16 @@ class KnowledgeBase:
             self._presence.release()
         self._engine.dispose()
         self._owner.release()
+
+    def sync_metadata_points(self) -> None:
+        """Write into the store points, in the background, the metadata values they are behind
+        on: marks left by another process or by an upgrade (see ``metadata_points``)."""
+        self._metadata_points.apply(datasets_with_pending(self._sessions))
+
+    def wait_for_metadata_points(self, timeout: float | None = None) -> bool:
+        """Wait until the store points hold the metadata values changed so far in this process
+        (True), or ``timeout`` seconds; filters are right meanwhile, only slower."""
+        return self._metadata_points.wait(timeout)
 
     def _recover_interrupted(self) -> None:
         """Documents a crash caught mid-ingest: see :func:`.owner_repairs.recover_interrupted`."""

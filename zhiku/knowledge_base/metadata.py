@@ -6,13 +6,16 @@ A filter is answered from an indexed table of typed values
 :class:`~zhiku.core.scope.DocumentScope` that every search channel applies inside its own
 search (a payload filter in Qdrant, SQL in the keyword store), so the filter is never applied
 after top-k. The scope lists the matching documents, or the non-matching ones when those are
-fewer, so a filter that keeps 99% of a dataset costs as little as one that keeps 1%.
+fewer, so a filter that keeps 99% of a dataset costs as little as one that keeps 1%. Where the
+points' payload holds the values (:mod:`zhiku.knowledge_base.metadata_points`), the scope also
+carries the filter as tests of it, which the Qdrant backends run instead of the list.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import func, select
@@ -29,8 +32,10 @@ from zhiku.core.metadata import (
     check_filter,
     coerce_value,
 )
+from zhiku.core.payload_filter import payload_filter
 from zhiku.core.scope import DocumentScope
 from zhiku.knowledge_base.metadata_filter import resolve
+from zhiku.knowledge_base.metadata_points import has_pending, mark_changed
 from zhiku.knowledge_base.metadata_values import remove_field, replace_values
 
 #: How many metadata fields a dataset may declare.
@@ -38,11 +43,21 @@ MAX_FIELDS = 100
 
 
 class DatasetMetadata:
-    """The metadata of one dataset: fields (add, rename, delete), values, filters."""
+    """The metadata of one dataset: fields (add, rename, delete), values, filters.
 
-    def __init__(self, sessions: sessionmaker[Session], dataset_id: str) -> None:
+    ``values_changed(dataset_id)`` is called after a change of values has committed: it brings
+    the store points' payload in step (see :mod:`zhiku.knowledge_base.metadata_points`).
+    """
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        dataset_id: str,
+        values_changed: Callable[[str], None] | None = None,
+    ) -> None:
         self._sessions = sessions
         self.dataset_id = dataset_id
+        self._values_changed = values_changed
 
     # -- fields ------------------------------------------------------------------------------
 
@@ -118,6 +133,9 @@ class DatasetMetadata:
                 stored_of[document_id] = document.metadata_values = stored_values(fields, values)
                 result[document_id] = named_values(fields, stored_of[document_id])
             replace_values(session, self.dataset_id, stored_of)
+            mark_changed(session, self.dataset_id, stored_of)
+        if self._values_changed is not None:
+            self._values_changed(self.dataset_id)
         return result
 
     def values(self, document_id: str) -> dict[str, Any]:
@@ -169,7 +187,11 @@ class DatasetMetadata:
                 raise NotFound(f"no dataset {self.dataset_id!r}")
             fields = {f["name"]: MetadataField.model_validate(f) for f in row.metadata_fields or []}
             checked = check_filter(metadata_filter, fields, builtin=row.builtin_metadata)
-            return resolve(session, self.dataset_id, checked, metadata_filter.logical_operator)
+            scope = resolve(session, self.dataset_id, checked, metadata_filter.logical_operator)
+            tests = payload_filter(checked, metadata_filter.logical_operator)
+            if tests is None or has_pending(session.connection(), self.dataset_id):
+                return scope
+            return replace(scope, payload_filter=tests)
 
     # -- helpers -----------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Insert, insert
@@ -21,3 +22,20 @@ def insert_missing(session: Session, table: Any) -> Insert:
     if dialect == "sqlite":
         return sqlite.insert(table).on_conflict_do_nothing()
     return insert(table)
+
+
+def insert_replacing(session: Session, table: Any, replaced: Sequence[str]) -> Insert:
+    """``INSERT ... ON CONFLICT (primary key) DO UPDATE`` of the ``replaced`` columns on SQLite
+    and PostgreSQL: a row whose key exists takes the new values, whichever writer came first."""
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        from sqlalchemy.dialects import postgresql
+
+        pg = postgresql.insert(table)
+        return pg.on_conflict_do_update(
+            index_elements=list(table.primary_key.columns), set_={c: pg.excluded[c] for c in replaced}
+        )
+    lite = sqlite.insert(table)
+    return lite.on_conflict_do_update(
+        index_elements=list(table.primary_key.columns), set_={c: lite.excluded[c] for c in replaced}
+    )

@@ -360,6 +360,19 @@ class PendingSegmentWriteRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class PendingMetadataPointsRow(Base):
+    """A document whose metadata values changed and whose store points do not hold them yet
+    (see migration 0019 and ``zhiku.knowledge_base.metadata_points``). ``token`` is new at each
+    change: the write that applied one clears the row only if no later change came meanwhile."""
+
+    __tablename__ = "pending_metadata_points"
+    __table_args__ = (Index("ix_pending_metadata_points_dataset", "dataset_id"),)
+
+    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True)
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
+    token: Mapped[str] = mapped_column(String(36))
+
+
 class ConversationRow(Base):
     """A conversation with the knowledge base (see migration 0003); ``user`` is the caller's own
     label for its end user (Dify's ``user``), ``api_key_id`` the key that started it, so a key

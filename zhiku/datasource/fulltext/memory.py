@@ -9,11 +9,12 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rank_bm25 import BM25Okapi
 
+from zhiku.core.payload_filter import PayloadKind
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.fulltext.base import TextRecord
 
@@ -73,6 +74,11 @@ class RankBM25Store:
             for record_id in ids:
                 if record_id in self._records:
                     self._records[record_id].enabled = enabled
+
+    def set_metadata(
+        self, values_of: Mapping[str, Mapping[str, str | float]], keys: Mapping[str, PayloadKind]
+    ) -> None:
+        """Nothing kept: the scope's list of documents filters this store."""
 
     def _current(self) -> _Index:
         with self._lock:

@@ -141,7 +141,9 @@ class SparseBM25Store(PointStore):
                     point_id,
                     bm25_math.term_counts(r.tokens),
                     len(r.tokens),
-                    base_payload(r.document_id, r.enabled, summary=r.summary, section=r.section),
+                    base_payload(
+                        r.document_id, r.enabled, summary=r.summary, section=r.section, metadata=r.metadata
+                    ),
                 )
                 for point_id, r in latest.items()
             ]

@@ -8,9 +8,10 @@ search takes: :class:`SegmentStore` is generic in both, and ``vector/base.py`` a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol, Self, TypeVar
 
+from zhiku.core.payload_filter import PayloadKind
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.points.collection import ENABLED_KEY, PointCollection, canonical_ids
 
@@ -39,6 +40,15 @@ class SegmentStore(Protocol[RecordT, QueryT]):
     def delete_document(self, document_id: str) -> None: ...
 
     def set_enabled(self, ids: Sequence[str], enabled: bool) -> None: ...
+
+    def set_metadata(
+        self, values_of: Mapping[str, Mapping[str, str | float]], keys: Mapping[str, PayloadKind]
+    ) -> None:
+        """Make each document's metadata in its points' payload ``values_of[document_id]`` (by
+        payload key): ``keys`` are every key of the dataset's fields, with the index each needs
+        (a key a document has no value for is removed from its points). A store that filters by
+        the list of documents only (PostgreSQL, memory) keeps nothing."""
+        ...
 
     def search(
         self, query: QueryT, limit: int, scope: DocumentScope | None = None, /, *, summaries: bool = False
@@ -82,6 +92,16 @@ class PointStore:
 
     def set_enabled(self, ids: Sequence[str], enabled: bool) -> None:
         self._collection.set_payload(canonical_ids(ids), {ENABLED_KEY: 1 if enabled else 0})
+
+    def set_metadata(
+        self, values_of: Mapping[str, Mapping[str, str | float]], keys: Mapping[str, PayloadKind]
+    ) -> None:
+        if keys:
+            self._collection.index_payload(keys)
+        for document_id, values in values_of.items():
+            absent = [key for key in keys if key not in values]
+            if values or absent:
+                self._collection.set_document_payload(document_id, dict(values), absent)
 
     def ids(self) -> set[str]:
         return {point.id for point in self._collection.scroll(with_vector=False)}

@@ -14,12 +14,13 @@ restricted to a section and what lies under it is one ``MatchValue``; points wit
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
 from zhiku.core.errors import InvalidInput, StoreError
+from zhiku.core.payload_filter import PayloadKind
 from zhiku.core.scope import DocumentScope
 from zhiku.core.sections import ancestors
 
@@ -85,6 +86,14 @@ class PointCollection(Protocol):
 
     def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None: ...
 
+    def set_document_payload(self, document_id: str, payload: dict[str, Any], remove: Sequence[str]) -> None:
+        """Set ``payload``'s keys and delete the ``remove`` keys on every point of a document."""
+        ...
+
+    def index_payload(self, keys: Mapping[str, PayloadKind]) -> None:
+        """Index each payload key as its kind says, if it is not yet (where the engine indexes)."""
+        ...
+
     def search(
         self,
         query: VectorValue,
@@ -149,11 +158,17 @@ def canonical_ids(ids: Iterable[str]) -> list[str]:
 
 
 def base_payload(
-    document_id: str, enabled: bool, *, summary: bool = False, section: str | None = None
+    document_id: str,
+    enabled: bool,
+    *,
+    summary: bool = False,
+    section: str | None = None,
+    metadata: Mapping[str, str | float] | None = None,
 ) -> dict[str, Any]:
     """The payload every point carries: a summary also ``summary: 1``, a point with a section its
-    ``sections``; others lack those keys."""
-    payload: dict[str, Any] = {DOCUMENT_KEY: document_id, ENABLED_KEY: 1 if enabled else 0}
+    ``sections``; others lack those keys. ``metadata``: its document's values by payload key."""
+    payload: dict[str, Any] = dict(metadata or {})
+    payload.update({DOCUMENT_KEY: document_id, ENABLED_KEY: 1 if enabled else 0})
     if summary:
         payload[SUMMARY_KEY] = 1
     if section:

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ import qdrant_edge as qe
 from zhiku.core.cancellation import checkpoint
 from zhiku.core.errors import StoreError
 from zhiku.core.file_lock import FileLock
+from zhiku.core.payload_filter import PayloadKind
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.points.collection import (
     DOCUMENT_KEY,
@@ -67,6 +68,7 @@ from zhiku.datasource.points.edge_config import (
 from zhiku.datasource.points.edge_filters import ServedFilters, scope_conditions
 
 _TEMP_SEGMENTS = "temp_segments"
+_SCHEMA_OF = {"keyword": qe.PayloadSchemaType.Keyword, "float": qe.PayloadSchemaType.Float}
 #: Beside the shard directory: the copy being optimised, the original while the copy moves in,
 #: and the lock file of the process that has the shard open.
 _BUILD, _OLD, _LOCK = ".build", ".old", ".lock"
@@ -187,11 +189,6 @@ class EdgeCollection:
             finally:  # applied, or maybe in part
                 self._filters.written()
 
-    def _vector(self, value: VectorValue) -> Any:
-        if isinstance(value, SparseValues):
-            return qe.SparseVector(value.indices, value.values)
-        return value
-
     # -- writes ------------------------------------------------------------------------------
 
     def upsert(self, points: Sequence[PointData]) -> None:
@@ -199,7 +196,9 @@ class EdgeCollection:
             return
         name = self.spec.name
         batch = [
-            qe.Point(p.id, {name: self._vector(p.vector)}, p.payload) for p in points if p.vector is not None
+            qe.Point(p.id, {name: _engine_vector(p.vector)}, p.payload)
+            for p in points
+            if p.vector is not None
         ]
         self._update("upsert", qe.UpdateOperation.upsert_points(batch))
 
@@ -208,14 +207,22 @@ class EdgeCollection:
             self._update("delete", qe.UpdateOperation.delete_points(list(ids)))
 
     def delete_document(self, document_id: str) -> None:
-        condition = qe.Filter(must=[qe.FieldCondition(DOCUMENT_KEY, match=qe.MatchValue(document_id))])
-        self._update("delete document", qe.UpdateOperation.delete_points_by_filter(condition))
+        self._update("delete document", qe.UpdateOperation.delete_points_by_filter(_of_document(document_id)))
 
     def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
         # By filter, so unknown ids are skipped (set_payload by id fails half-way on them).
         if ids:
             condition = qe.Filter(must=[qe.HasIdCondition(set(ids))])
             self._update("set payload", qe.UpdateOperation.set_payload_by_filter(condition, payload))
+
+    def set_document_payload(self, document_id: str, payload: dict[str, Any], remove: Sequence[str]) -> None:
+        for operation in document_payload_updates(_of_document(document_id), payload, remove):
+            self._update("set payload", operation)
+
+    def index_payload(self, keys: Mapping[str, PayloadKind]) -> None:
+        with self._writes, store_errors("payload index", self._where):
+            wanted = [(key, _SCHEMA_OF[kind]) for key, kind in keys.items()]
+            self._written |= ensure_indexes(self._require(), wanted)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -236,7 +243,7 @@ class EdgeCollection:
             acorn=qe.AcornSearchParams(enable=True) if acorn else None,
             quantization=None if self.spec.sparse else RESCORED,
         )
-        nearest = qe.Query.Nearest(self._vector(query), using=self.spec.name)
+        nearest = qe.Query.Nearest(_engine_vector(query), using=self.spec.name)
         with self._reading() as shard, store_errors("search", self._where):
             served = self._filters.of(shard, scope, summaries)
             request = qe.QueryRequest(
@@ -254,7 +261,7 @@ class EdgeCollection:
     ) -> list[tuple[PointData, float] | None]:
         with self._reading() as shard, store_errors("search", self._where):
             served = self._filters.of(shard, None, summaries)
-            requests = [_best_point(self._vector(query), self.spec.name, served) for query in queries]
+            requests = [_best_point(_engine_vector(query), self.spec.name, served) for query in queries]
             found = shard.query_batch(qe.QueryBatchRequest(requests)) if requests else []
         return [(point_from_record(b[0], self.spec, True), float(b[0].score)) if b else None for b in found]
 
@@ -383,6 +390,27 @@ class EdgeCollection:
             _sibling(self.path, _LOCK).unlink(missing_ok=True)
         finally:
             self._lock.release()
+
+
+def _engine_vector(value: VectorValue) -> Any:
+    if isinstance(value, SparseValues):
+        return qe.SparseVector(value.indices, value.values)
+    return value
+
+
+def _of_document(document_id: str) -> qe.Filter:
+    return qe.Filter(must=[qe.FieldCondition(DOCUMENT_KEY, match=qe.MatchValue(document_id))])
+
+
+def document_payload_updates(
+    of_document: qe.Filter, payload: dict[str, Any], remove: Sequence[str]
+) -> list[Any]:
+    """The updates setting ``payload``'s keys and deleting the ``remove`` keys of a document's
+    points."""
+    updates = [qe.UpdateOperation.set_payload_by_filter(of_document, payload)] if payload else []
+    if remove:
+        updates.append(qe.UpdateOperation.delete_payload_by_filter(of_document, list(remove)))
+    return updates
 
 
 def _best_point(vector: Any, name: str, served: qe.Filter | None) -> qe.QueryRequest:

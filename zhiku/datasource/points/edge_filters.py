@@ -15,6 +15,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
+from zhiku.core.payload_filter import FieldTest, PayloadFilter
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.points.collection import DOCUMENT_KEY, ENABLED_KEY, SECTIONS_KEY, SUMMARY_KEY
 
@@ -68,7 +69,7 @@ def search_filter(
     must_not: list[Any] = (
         [qe.FieldCondition(SUMMARY_KEY, match=qe.MatchValue(1))] if check_summary and not summaries else []
     )
-    if scope is not None and scope.exclude and not scope.all_documents:
+    if scope is not None and scope.exclude and not scope.all_documents and scope.payload_filter is None:
         must_not.append(_in_documents(scope))
     must.extend(scope_conditions(scope))
     if not must and not must_not:
@@ -78,9 +79,12 @@ def search_filter(
 
 def scope_conditions(scope: DocumentScope | None) -> list[Any]:
     """The conditions a point must meet to be in ``scope``: of a listed document, of its section
-    (a scope leaving documents out lists them in ``must_not``, see :func:`search_filter`)."""
+    (a scope leaving documents out lists them in ``must_not``, see :func:`search_filter`); with a
+    payload filter, its tests instead of the list."""
     conditions: list[Any] = []
-    if scope is not None and not scope.exclude and not scope.all_documents:
+    if scope is not None and scope.payload_filter is not None:
+        conditions.append(payload_condition(scope.payload_filter))
+    elif scope is not None and not scope.exclude and not scope.all_documents:
         conditions.append(_in_documents(scope))
     if scope is not None and scope.section is not None:
         conditions.append(qe.FieldCondition(SECTIONS_KEY, match=qe.MatchValue(scope.section)))
@@ -89,3 +93,25 @@ def scope_conditions(scope: DocumentScope | None) -> list[Any]:
 
 def _in_documents(scope: DocumentScope) -> Any:
     return qe.FieldCondition(DOCUMENT_KEY, match=qe.MatchAny(sorted(scope.ids)))
+
+
+def payload_condition(tests: PayloadFilter) -> qe.Filter:
+    """A payload filter as a qdrant-edge filter."""
+    conditions = [_test_condition(test) for test in tests.tests]
+    return qe.Filter(should=conditions) if tests.any_of else qe.Filter(must=conditions)
+
+
+def _test_condition(test: FieldTest) -> Any:
+    condition: Any
+    if test.empty:
+        condition = qe.IsEmptyCondition(test.key)
+    elif test.numbers:
+        condition = qe.Filter(
+            should=[qe.FieldCondition(test.key, range=qe.RangeFloat(gte=v, lte=v)) for v in test.numbers]
+        )
+    elif test.strings:
+        condition = qe.FieldCondition(test.key, match=qe.MatchAny(list(test.strings)))
+    else:
+        bounds = qe.RangeFloat(gt=test.gt, gte=test.gte, lt=test.lt, lte=test.lte)
+        condition = qe.FieldCondition(test.key, range=bounds)
+    return qe.Filter(must_not=[condition]) if test.negate else condition

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Self
 
@@ -53,6 +53,7 @@ from zhiku.core.cancellation import current_token
 from zhiku.core.config import Settings
 from zhiku.core.db.postgresql import replace_closed_connections
 from zhiku.core.errors import Cancelled, ConfigError, InvalidInput, StoreError, ZhikuError
+from zhiku.core.payload_filter import PayloadKind
 from zhiku.datasource.points.collection import canonical_ids, store_errors
 
 #: The oldest pgvector with iterative index scans (``hnsw.iterative_scan``).
@@ -342,6 +343,11 @@ class PgPointStore:
             )
             with self._errors("set enabled"), self.engine.begin() as connection:
                 connection.execute(statement)
+
+    def set_metadata(
+        self, values_of: Mapping[str, Mapping[str, str | float]], keys: Mapping[str, PayloadKind]
+    ) -> None:
+        """Nothing kept: a search here tests ``document_id`` against the scope's list."""
 
     # -- reads -------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ opening it gets :class:`StoreError`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from typing import Any
 from qdrant_client import QdrantClient, models
 
 from zhiku.core.errors import StoreError
+from zhiku.core.payload_filter import FieldTest, PayloadFilter, PayloadKind
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.points.collection import (
     DOCUMENT_KEY,
@@ -40,6 +41,9 @@ MEMORY = ":memory:"
 
 def is_url(location: str) -> bool:
     return "://" in location
+
+
+_SCHEMA_OF = {"keyword": models.PayloadSchemaType.KEYWORD, "float": models.PayloadSchemaType.FLOAT}
 
 
 class _LocalClients:
@@ -207,6 +211,24 @@ class ClientCollection:
             with self._guard("set payload"):
                 self._require().set_payload(self.collection, payload, selector, wait=True)
 
+    def set_document_payload(self, document_id: str, payload: dict[str, Any], remove: Sequence[str]) -> None:
+        selector = models.FilterSelector(filter=_match(DOCUMENT_KEY, document_id))
+        with self._guard("set payload"):
+            if payload:
+                self._require().set_payload(self.collection, payload, selector, wait=True)
+            if remove:
+                self._require().delete_payload(self.collection, list(remove), selector, wait=True)
+
+    def index_payload(self, keys: Mapping[str, PayloadKind]) -> None:
+        if self.local:  # local mode ignores payload indexes (and warns)
+            return
+        with self._guard("payload index"):
+            client = self._require()
+            present = client.get_collection(self.collection).payload_schema
+            for key, kind in keys.items():
+                if key not in present:
+                    client.create_payload_index(self.collection, key, _SCHEMA_OF[kind])
+
     # -- reads -------------------------------------------------------------------------------
 
     def search(
@@ -333,12 +355,38 @@ def _search_filter(scope: DocumentScope | None, summaries: bool) -> models.Filte
     must_not: list[models.Condition] = (
         [] if summaries else [models.FieldCondition(key=SUMMARY_KEY, match=models.MatchValue(value=1))]
     )
-    if scope is not None and not scope.all_documents:
+    if scope is not None and scope.payload_filter is not None:
+        must.append(_payload_condition(scope.payload_filter))
+    elif scope is not None and not scope.all_documents:
         in_scope = models.FieldCondition(key=DOCUMENT_KEY, match=models.MatchAny(any=sorted(scope.ids)))
         (must_not if scope.exclude else must).append(in_scope)
     if scope is not None and scope.section is not None:
         must.append(models.FieldCondition(key=SECTIONS_KEY, match=models.MatchValue(value=scope.section)))
     return models.Filter(must=must, must_not=must_not or None)
+
+
+def _payload_condition(tests: PayloadFilter) -> models.Filter:
+    """A payload filter as a Qdrant filter (its tests, as ``edge_filters.payload_condition``)."""
+    conditions = [_test_condition(test) for test in tests.tests]
+    return models.Filter(should=conditions) if tests.any_of else models.Filter(must=conditions)
+
+
+def _test_condition(test: FieldTest) -> models.Condition:
+    condition: models.Condition
+    if test.empty:
+        condition = models.IsEmptyCondition(is_empty=models.PayloadField(key=test.key))
+    elif test.numbers:
+        condition = models.Filter(
+            should=[
+                models.FieldCondition(key=test.key, range=models.Range(gte=v, lte=v)) for v in test.numbers
+            ]
+        )
+    elif test.strings:
+        condition = models.FieldCondition(key=test.key, match=models.MatchAny(any=list(test.strings)))
+    else:
+        bounds = models.Range(gt=test.gt, gte=test.gte, lt=test.lt, lte=test.lte)
+        condition = models.FieldCondition(key=test.key, range=bounds)
+    return models.Filter(must_not=[condition]) if test.negate else condition
 
 
 def _match(key: str, value: str | int) -> models.Filter:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -23,6 +23,8 @@ class VectorRecord:
     #: a segment's summary (summary index): searched only when summaries are asked for
     summary: bool = False
     section: str | None = None
+    #: its document's metadata values by payload key (see :mod:`zhiku.core.payload_filter`)
+    metadata: Mapping[str, str | float] = field(default_factory=dict)
 
 
 class VectorStore(SegmentStore[VectorRecord, np.ndarray], Protocol):

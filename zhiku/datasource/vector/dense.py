@@ -73,7 +73,9 @@ class DenseVectorStore(PointStore):
                 PointData(
                     point_id,
                     self._values(r.vector),
-                    base_payload(r.document_id, r.enabled, summary=r.summary, section=r.section),
+                    base_payload(
+                        r.document_id, r.enabled, summary=r.summary, section=r.section, metadata=r.metadata
+                    ),
                 )
                 for point_id, r in zip(ids, records, strict=True)
             ]

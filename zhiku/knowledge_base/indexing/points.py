@@ -23,6 +23,7 @@ from zhiku.core.sections import section_of
 from zhiku.datasource.fulltext.base import TextRecord
 from zhiku.datasource.points.base import SegmentStore
 from zhiku.datasource.vector.base import VectorRecord
+from zhiku.knowledge_base.metadata_points import metadata_payloads
 from zhiku.knowledge_base.records import child_of, segment_of
 
 if TYPE_CHECKING:
@@ -96,9 +97,12 @@ class StorePoints:
         self, segments: Sequence[Point], vectors: np.ndarray, token_lists: Sequence[Sequence[str]]
     ) -> None:
         """Write these points (their vectors and tokens in the same order) to both stores, in
-        batches; not flushed: the caller flushes before any row may point at them."""
+        batches, with their documents' metadata values as the rows have them now (the caller
+        holds the write lock, which a change of values waits for before it writes them; see
+        ``metadata_points``); not flushed: the caller flushes before any row may point at them."""
         for start in range(0, len(segments), _UPSERT_BATCH):
             part = segments[start : start + _UPSERT_BATCH]
+            metadata = self.metadata_of(part)
             self._index.vector.upsert(
                 [
                     VectorRecord(
@@ -108,15 +112,30 @@ class StorePoints:
                         enabled=s.enabled,
                         summary=s.summary,
                         section=s.section,
+                        metadata=metadata.get(s.document_id, {}),
                     )
                     for i, s in enumerate(part)
                 ]
             )
-            self._index.fulltext.upsert(self.text_records(part, token_lists[start : start + len(part)]))
+            tokens = token_lists[start : start + len(part)]
+            self._index.fulltext.upsert(self.text_records(part, tokens, metadata))
         self._index.changes.add(len(segments))
 
-    def text_records(self, points: Sequence[Point], token_lists: Sequence[Sequence[str]]) -> list[TextRecord]:
-        """What the full-text store holds of these points, tokenized by the dataset's tokenizer."""
+    def metadata_of(self, points: Sequence[Point]) -> dict[str, dict[str, str | float]]:
+        """The payload of the metadata values of these points' documents, by document id."""
+        with self._index.sessions() as session:
+            return metadata_payloads(session, self._index.dataset_id, {p.document_id for p in points})
+
+    def text_records(
+        self,
+        points: Sequence[Point],
+        token_lists: Sequence[Sequence[str]],
+        metadata: dict[str, dict[str, str | float]] | None = None,
+    ) -> list[TextRecord]:
+        """What the full-text store holds of these points, tokenized by the dataset's tokenizer
+        (``metadata``: :meth:`metadata_of` them, read if not given)."""
+        if metadata is None:
+            metadata = self.metadata_of(points)
         return [
             TextRecord(
                 id=p.id,
@@ -125,6 +144,7 @@ class StorePoints:
                 enabled=p.enabled,
                 summary=p.summary,
                 section=p.section,
+                metadata=metadata.get(p.document_id, {}),
             )
             for p, tokens in zip(points, token_lists, strict=True)
         ]

@@ -165,7 +165,10 @@ class AutoOptimizer:
         return not self._thread.is_alive()
 
     def run_once(self) -> list[str]:
-        """Optimize every dataset due now, one after another; returns their ids."""
+        """Optimize every dataset due now, one after another; returns their ids. First, have the
+        metadata values other processes changed written into the store points (see
+        ``metadata_points``: the background thread of this process does it)."""
+        self._kb.sync_metadata_points()
         with self._kb.sessions() as session:
             candidates = self._policy.candidates(session)
         done = []

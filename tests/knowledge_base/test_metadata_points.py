@@ -1,0 +1,175 @@
+"""Metadata values in the store points' payload: a filter tested there keeps exactly the points
+the list of documents keeps, on each Qdrant backend; a change of values reaches the points after
+its commit, and until then filters use the list; a change a stopped process left is applied at
+the next open; an upgrade marks the documents whose points hold no values yet."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from alembic import command
+from sqlalchemy import select
+
+from zhiku import KnowledgeBase
+from zhiku.core.db import make_engine
+from zhiku.core.db.migrate import alembic_config
+from zhiku.core.db.models import PendingMetadataPointsRow
+from zhiku.core.metadata import MetadataFilter
+from zhiku.core.payload_filter import metadata_key
+from zhiku.core.scope import DocumentScope
+from zhiku.knowledge_base.dataset import Dataset
+
+from .random_metadata import random_condition, set_random_values
+
+TEAM_IS_HR = {"name": "team", "comparison_operator": "is", "value": "hr"}
+TEXTS = ["annual leave and travel policy", "travel expenses for leave", "leave days carry over", "tea"]
+
+
+def _filled(kb: KnowledgeBase, documents: int) -> Dataset:
+    dataset = kb.create_dataset("d")
+    dataset.metadata.set_builtin(True)
+    for name, field_type in (("s1", "string"), ("s2", "string"), ("n", "number"), ("t", "time")):
+        dataset.metadata.add_field(name, field_type)  # type: ignore[arg-type]
+    for i in range(documents):
+        dataset.add_text(f"d{i}.txt", f"{TEXTS[i % len(TEXTS)]} number {i}")
+    return dataset
+
+
+def _both_ways(kb: KnowledgeBase, dataset: Dataset, scope: DocumentScope) -> tuple[set[str], set[str]]:
+    """Every point each store's search admits (a limit above the points: all of them), with the
+    payload's tests, and with the list of documents only."""
+    index = kb.dataset_index(dataset.id)
+    vector = index.embedding.embed_query("leave travel")
+    terms = index.tokenizer.terms("leave travel")
+    listed = replace(scope, payload_filter=None)
+    tested = {f"v{i}" for i, _ in index.vector.search(vector, 1000, scope)}
+    tested |= {f"t{i}" for i, _ in index.fulltext.search(terms, 1000, scope)}
+    by_list = {f"v{i}" for i, _ in index.vector.search(vector, 1000, listed)}
+    by_list |= {f"t{i}" for i, _ in index.fulltext.search(terms, 1000, listed)}
+    return tested, by_list
+
+
+@pytest.mark.parametrize("backend", ["edge", "qdrant"])
+def test_a_filter_tested_on_the_payload_keeps_the_points_the_list_keeps(tmp_path: Path, backend: str) -> None:
+    rng = random.Random(27)
+    settings = {"embedding_model": "use", "vector_backend": backend, "fulltext_backend": backend}
+    with KnowledgeBase.open(tmp_path / "home", **settings) as kb:
+        dataset = _filled(kb, documents=24)
+        documents = [info.id for info in dataset.documents()]
+        set_random_values(dataset, rng, documents)
+        assert kb.wait_for_metadata_points(60)
+        # values changed again for some, and a segment rewritten (its point takes the values
+        # from the rows when it is written, not from a change)
+        set_random_values(dataset, rng, rng.sample(documents, 8))
+        segment = dataset.segments(documents[0])[0]
+        dataset.segment_editor().update(documents[0], segment.id, content="leave travel rewritten")
+        assert kb.wait_for_metadata_points(60)
+        stored = [v for values in dataset.metadata.values_of(documents).values() for v in values.values()]
+        tested = 0
+        for _ in range(200):
+            conditions = [random_condition(rng, dataset, stored) for _ in range(rng.randint(1, 3))]
+            where = MetadataFilter.model_validate(
+                {"logical_operator": rng.choice(["and", "or"]), "conditions": conditions}
+            )
+            scope = dataset.metadata.scope(where)
+            assert scope is not None
+            if scope.payload_filter is None:
+                continue
+            tested += 1
+            on_payload, by_list = _both_ways(kb, dataset, scope)
+            assert on_payload == by_list, where.model_dump()
+        assert tested > 40  # most filters are tests of the payload (not contains, built-ins, "")
+
+
+def test_filters_use_the_list_until_a_change_is_in_the_points(kb: KnowledgeBase) -> None:
+    dataset = kb.create_dataset("d")
+    dataset.metadata.add_field("team", "string")
+    hr = dataset.add_text("hr.txt", "annual leave policy").id
+    dataset.add_text("it.txt", "laptop travel policy")
+    where = MetadataFilter.model_validate(
+        {"conditions": [{"name": "team", "comparison_operator": "is", "value": "hr"}]}
+    )
+    index = kb.dataset_index(dataset.id)
+    with index.write_lock():  # the background write of the change waits behind it
+        dataset.metadata.set_values(hr, {"team": "hr"})
+        scope = dataset.metadata.scope(where)
+        assert scope is not None and scope.payload_filter is None and scope.ids == {hr}
+        assert [hit.document_id for hit in dataset.search("policy", filter=where)] == [hr]
+    assert kb.wait_for_metadata_points(60)
+    scope = dataset.metadata.scope(where)
+    assert scope is not None and scope.payload_filter is not None
+    assert [hit.document_id for hit in dataset.search("policy", filter=where)] == [hr]
+    key = metadata_key(dataset.metadata.fields()[0].id)
+    held = {p.payload.get(key) for p in index.vector._collection.scroll(with_vector=False)}  # type: ignore[attr-defined]
+    assert held == {"hr", None}
+    dataset.metadata.set_values(hr, {"team": None})  # cleared: the key leaves its points
+    assert kb.wait_for_metadata_points(60)
+    held = {p.payload.get(key) for p in index.vector._collection.scroll(with_vector=False)}  # type: ignore[attr-defined]
+    assert held == {None}
+    assert dataset.search("policy", filter=where) == []
+
+
+_CHANGE_THEN_STOP = textwrap.dedent(
+    """
+    import os, sys
+    from zhiku import KnowledgeBase
+    with KnowledgeBase.open(sys.argv[1], embedding_model="use") as kb:
+        dataset = kb.dataset("d")
+        document = dataset.documents()[0].id
+        with kb.dataset_index(dataset.id).write_lock():
+            dataset.metadata.set_values(document, {"team": "hr"})
+            os._exit(0)  # committed, never written into the points
+    """
+)
+
+
+def test_a_change_a_stopped_process_left_is_in_the_points_after_the_next_open(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with KnowledgeBase.open(home, embedding_model="use") as kb:
+        dataset = kb.create_dataset("d")
+        dataset.metadata.add_field("team", "string")
+        document = dataset.add_text("hr.txt", "annual leave policy").id
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    subprocess.run([sys.executable, "-c", _CHANGE_THEN_STOP, str(home)], check=True, env=env, timeout=120)
+    where = MetadataFilter.model_validate(
+        {"conditions": [{"name": "team", "comparison_operator": "is", "value": "hr"}]}
+    )
+    with KnowledgeBase.open(home, embedding_model="use") as kb:
+        dataset = kb.dataset("d")
+        assert kb.wait_for_metadata_points(60)
+        scope = dataset.metadata.scope(where)
+        assert scope is not None and scope.payload_filter is not None
+        assert [hit.document_id for hit in dataset.search("policy", filter=where)] == [document]
+
+
+def test_an_upgrade_marks_the_documents_whose_points_hold_no_values(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with KnowledgeBase.open(home, embedding_model="use") as kb:
+        dataset = kb.create_dataset("d")
+        dataset.metadata.add_field("team", "string")
+        valued = dataset.add_text("hr.txt", "annual leave policy").id
+        dataset.add_text("it.txt", "laptop policy")
+        dataset.metadata.set_values(valued, {"team": "hr"})
+        database_url = kb.settings.resolved_database_url
+    engine = make_engine(database_url)
+    try:
+        with engine.begin() as connection:
+            command.downgrade(alembic_config(connection), "0018")
+        with engine.begin() as connection:
+            command.upgrade(alembic_config(connection), "head")
+        with engine.connect() as connection:
+            marked = set(connection.scalars(select(PendingMetadataPointsRow.document_id)))
+        assert marked == {valued}
+    finally:
+        engine.dispose()
+    with KnowledgeBase.open(home, embedding_model="use") as kb:
+        assert kb.wait_for_metadata_points(60)
+        with kb.sessions() as session:
+            assert session.scalars(select(PendingMetadataPointsRow)).all() == []
