@@ -12,9 +12,10 @@ import pytest
 import qdrant_edge as qe
 
 from zhiku.core.errors import StoreError
+from zhiku.core.payload_filter import FieldTest, PayloadFilter, metadata_key
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.points import edge
-from zhiku.datasource.points.collection import PointData, VectorSpec, base_payload
+from zhiku.datasource.points.collection import DocumentPayloads, PointData, VectorSpec, base_payload
 from zhiku.datasource.points.edge import EdgeCollection
 from zhiku.datasource.vector.dense import DENSE
 
@@ -99,7 +100,9 @@ def test_a_build_over_its_time_limit_is_stopped_and_the_shard_keeps_serving(
     collection, vectors = filled(tmp_path / "dense")
     query = list(map(float, vectors[3]))
     expected = collection.search(query, 5, exact=True)
-    monkeypatch.setattr(edge, "_OPTIMIZE_COPY", "import time; time.sleep(60)")  # a hung build
+    hung = tmp_path / "hung_build.py"
+    hung.write_text("import time\ntime.sleep(60)\n", encoding="utf-8")
+    monkeypatch.setattr(edge, "_BUILD_SCRIPT", str(hung))  # a hung build
     monkeypatch.setattr(edge, "BUILD_SECONDS", 1.0)
     monkeypatch.setattr(edge, "BUILD_SECONDS_PER_POINT", 0.0)
     started = time.perf_counter()
@@ -141,3 +144,24 @@ def test_every_filtered_key_is_indexed_also_in_a_shard_made_before(tmp_path: Pat
     assert sorted(int(uuid.UUID(pid)) - 1 for pid, _ in kept) == [n for n in range(40) if n % 4 < 2]
     assert sorted(int(uuid.UUID(pid)) - 1 for pid, _ in left) == [n for n in range(40) if n % 4]
     collection.close()
+
+
+def test_payloads_given_to_a_build_are_written_into_its_copy(tmp_path: Path) -> None:
+    """A payload written into the open shard takes each point out of its graph (Qdrant writes it
+    again in the unindexed segment: at 30,000 points written, unfiltered searches took 1.1 ms
+    instead of 0.18); given to the build, it is written into the copy before the graph is built,
+    and the swapped-in points hold it, indexed."""
+    collection, vectors = filled(tmp_path / "dense")
+    key = metadata_key("team")
+    collection.optimize(DocumentPayloads({"doc": {key: "hr"}}, {key: "keyword"}))
+    hr = DocumentScope(frozenset({"doc"}), payload_filter=PayloadFilter((FieldTest(key, strings=("hr",)),)))
+    it = DocumentScope(frozenset({"doc"}), payload_filter=PayloadFilter((FieldTest(key, strings=("it",)),)))
+    query = list(map(float, vectors[7]))
+    assert collection.search(query, 5, scope=hr)[0] == collection.search(query, 5, exact=True)[0]
+    assert collection.search(query, 5, scope=it) == []
+    collection.close()
+    shard = qe.EdgeShard.load(str(tmp_path / "dense"))
+    index = shard.info().payload_schema[key]
+    assert index.data_type == qe.PayloadSchemaType.Keyword and index.points == POINTS
+    shard.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dense", "dense.lock"]

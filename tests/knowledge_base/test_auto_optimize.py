@@ -22,7 +22,14 @@ from zhiku.knowledge_base.runtime.auto_optimize import AutoOptimizer, OptimizePo
 
 TEXTS = [f"第{i}段：明前龙井在清明前采摘，滋味鲜爽，产自杭州西湖第{i}号茶园。" for i in range(8)]
 #: a build that never ends on its own
-_SLEEPING_BUILD = "import time; time.sleep(600)"
+_SLEEPING_BUILD = "import time\ntime.sleep(600)\n"
+
+
+def sleeping_build(tmp_path: Path) -> str:
+    """A build script that never ends on its own, in place of the shard's."""
+    script = tmp_path / "sleeping_build.py"
+    script.write_text(_SLEEPING_BUILD, encoding="utf-8")
+    return str(script)
 
 
 def changes(kb: KnowledgeBase, dataset_id: str) -> DatasetChangesRow | None:
@@ -125,7 +132,7 @@ def test_a_delete_stops_a_background_build_which_counts_nothing_off(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(edge, "CHILD_BUILD_MIN_POINTS", 0)  # build even a few points in a child
-    monkeypatch.setattr(edge, "_OPTIMIZE_COPY", _SLEEPING_BUILD)
+    monkeypatch.setattr(edge, "_BUILD_SCRIPT", sleeping_build(tmp_path))
     home = tmp_path / "home"
     with open_kb(tmp_path) as kb:
         ds = kb.create_dataset("tea")
@@ -159,8 +166,8 @@ def test_a_delete_stops_a_background_build_which_counts_nothing_off(
 
 
 def test_a_cancelled_build_process_is_killed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(edge, "_OPTIMIZE_COPY", _SLEEPING_BUILD)
+    monkeypatch.setattr(edge, "_BUILD_SCRIPT", sleeping_build(tmp_path))
     token = CancelToken()
     token.cancel("stopping")
     with cancellable(token), pytest.raises(Cancelled):
-        edge._optimize_copy(tmp_path, "test shard", timeout=600)
+        edge._optimize_copy(tmp_path, None, "test shard", timeout=600)

@@ -24,6 +24,7 @@ from zhiku.core.db.models import PendingMetadataPointsRow
 from zhiku.core.metadata import MetadataFilter
 from zhiku.core.payload_filter import metadata_key
 from zhiku.core.scope import DocumentScope
+from zhiku.knowledge_base import metadata_points
 from zhiku.knowledge_base.dataset import Dataset
 
 from .random_metadata import random_condition, set_random_values
@@ -173,3 +174,30 @@ def test_an_upgrade_marks_the_documents_whose_points_hold_no_values(tmp_path: Pa
         assert kb.wait_for_metadata_points(60)
         with kb.sessions() as session:
             assert session.scalars(select(PendingMetadataPointsRow)).all() == []
+
+
+def test_a_large_change_waits_for_the_next_build_and_is_written_by_it(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``WRITTEN_NOW_MAX_POINTS`` a change is left to the next index build (written into
+    its copy), and counted as changes so the background optimizer comes; the list serves until."""
+    monkeypatch.setattr(metadata_points, "WRITTEN_NOW_MAX_POINTS", 0)
+    dataset = kb.create_dataset("d")
+    dataset.metadata.add_field("team", "string")
+    hr = dataset.add_text("hr.txt", "annual leave policy").id
+    dataset.add_text("it.txt", "laptop travel policy")
+    index = kb.dataset_index(dataset.id)
+    index.optimize()
+    dataset.metadata.set_values(hr, {"team": "hr"})
+    assert kb.wait_for_metadata_points(60)
+    where = MetadataFilter.model_validate({"conditions": [TEAM_IS_HR]})
+    scope = dataset.metadata.scope(where)
+    assert scope is not None and scope.payload_filter is None
+    assert index.changes.pending() >= 1
+    assert [hit.document_id for hit in dataset.search("policy", filter=where)] == [hr]
+    dataset.optimize()
+    scope = dataset.metadata.scope(where)
+    assert scope is not None and scope.payload_filter is not None
+    assert [hit.document_id for hit in dataset.search("policy", filter=where)] == [hr]
+    with kb.sessions() as session:
+        assert session.scalars(select(PendingMetadataPointsRow)).all() == []

@@ -13,12 +13,16 @@ the truth; the payload follows them:
 - while a dataset has a mark, its filters use the list of documents (:func:`has_pending`): a
   filter never reads a payload that may be behind the rows.
 
+Writing a payload takes a point out of its segment's graph until the next index build (Qdrant
+writes it again in the unindexed segment, which searches compare exactly): so a change of a few
+points is written at once and counted towards the next build, and a larger one
+(:data:`WRITTEN_NOW_MAX_POINTS`, an upgrade's backfill) is written by that build into the copy it
+builds on (``DatasetIndex.optimize``, ``edge_build``), its points keeping their graph.
+
 A change is applied in the background by :class:`MetadataPointSync` of the process that made it
 (the HTTP answer does not wait for an optimize holding the write lock), and by the background
 optimizer of ``zhiku serve`` for marks another process left (one that could not open the stores,
-or was stopped before it applied them). Writing a payload moves a point out of its segment's
-graph until the next optimize (Qdrant copies it on write), so the points changed are counted
-towards it.
+or was stopped before it applied them).
 """
 
 from __future__ import annotations
@@ -27,9 +31,10 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, and_, delete, func, or_, select
+from sqlalchemy import ColumnElement, Connection, and_, delete, func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db.inserts import insert_replacing
@@ -37,7 +42,7 @@ from zhiku.core.db.models import ChildChunkRow, DatasetRow, DocumentRow, Pending
 from zhiku.core.errors import StoreBusy
 from zhiku.core.metadata import MetadataField
 from zhiku.core.payload_filter import PayloadKind, metadata_key, payload_kind, payload_value
-from zhiku.datasource.points.base import SegmentStore
+from zhiku.datasource.points.collection import DocumentPayloads
 
 if TYPE_CHECKING:
     from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex
@@ -46,6 +51,10 @@ log = logging.getLogger(__name__)
 
 #: Documents applied per hold of the write lock: other writes of the dataset get through between.
 DOCUMENTS_PER_STEP = 200
+#: A change of more points than this waits for the next index build (see :func:`apply_pending`):
+#: each point written now leaves its graph, and searches compare it exactly until the next build
+#: (5,000 points: about a millisecond more per search).
+WRITTEN_NOW_MAX_POINTS = 5_000
 _PENDING = PendingMetadataPointsRow.__table__.c
 
 
@@ -107,64 +116,96 @@ def datasets_with_pending(sessions: sessionmaker[Session]) -> list[str]:
         return list(session.scalars(select(PendingMetadataPointsRow.dataset_id).distinct()))
 
 
+@dataclass(frozen=True)
+class PendingPayloads:
+    """The marks read (document id → token) and the payloads of their documents' values."""
+
+    marks: dict[str, str]
+    payloads: DocumentPayloads
+
+
+def read_pending(session: Session, dataset_id: str, limit: int | None = None) -> PendingPayloads | None:
+    """The dataset's marks (at most ``limit``) and their documents' payloads; None if none."""
+    query = select(_PENDING.document_id, _PENDING.token).where(_PENDING.dataset_id == dataset_id)
+    marks = dict(session.execute(query.limit(limit) if limit is not None else query).tuples().all())
+    if not marks:
+        return None
+    # read after the marks: at least as new as the change that set each token
+    keys = payload_keys(dataset_fields(session, dataset_id))
+    return PendingPayloads(marks, DocumentPayloads(metadata_payloads(session, dataset_id, marks), keys))
+
+
+def clear_marks(sessions: sessionmaker[Session], marks: Mapping[str, str]) -> None:
+    """Clear the marks written, each unless a later change gave it a new token meanwhile."""
+    documents = list(marks.items())
+    for start in range(0, len(documents), DOCUMENTS_PER_STEP):
+        step = documents[start : start + DOCUMENTS_PER_STEP]
+        with sessions.begin() as session:
+            session.execute(
+                delete(PendingMetadataPointsRow).where(
+                    or_(*(and_(_PENDING.document_id == d, _PENDING.token == t) for d, t in step))
+                )
+            )
+
+
 def apply_pending(index: DatasetIndex, *, stopping: threading.Event | None = None) -> int:
     """Write the marked documents' values into their points and clear the marks, a step of
     :data:`DOCUMENTS_PER_STEP` documents per hold of the write lock; returns how many documents.
-    A failure leaves the marks of its step (filters keep to the list of documents meanwhile)."""
+    A failure leaves the marks of its step (filters keep to the list of documents meanwhile).
+
+    When the marked documents have more than :data:`WRITTEN_NOW_MAX_POINTS` points, nothing is
+    written now: the next index build writes them into its copy (see ``edge_build``), and the
+    dataset's change count is raised to them so that the background optimizer builds it."""
+    with index.sessions() as session:
+        points = marked_points(session, index.dataset_id)
+    if points > WRITTEN_NOW_MAX_POINTS:
+        short = points - index.changes.pending()
+        index.changes.add(short)
+        return 0
     applied = 0
     while stopping is None or not stopping.is_set():
         with index.write_lock():
             with index.sessions() as session:
-                marks = dict(
-                    session.execute(
-                        select(_PENDING.document_id, _PENDING.token)
-                        .where(_PENDING.dataset_id == index.dataset_id)
-                        .limit(DOCUMENTS_PER_STEP)
-                    ).all()
-                )
-                if not marks:
+                pending = read_pending(session, index.dataset_id, DOCUMENTS_PER_STEP)
+                if pending is None:
                     return applied
-                # read after the marks: at least as new as the change that set each token
-                keys = payload_keys(dataset_fields(session, index.dataset_id))
-                values = metadata_payloads(session, index.dataset_id, marks)
-                points = _points_of(session, list(values))
             for store in (index.vector, index.fulltext):
-                store.set_metadata(values, keys)
+                store.set_metadata(pending.payloads)
                 store.flush()
-            with index.sessions.begin() as session:
-                session.execute(
-                    delete(PendingMetadataPointsRow).where(
-                        or_(*(and_(_PENDING.document_id == d, _PENDING.token == t) for d, t in marks.items()))
-                    )
-                )
-            index.changes.add(points)
-            applied += len(marks)
+            clear_marks(index.sessions, pending.marks)
+            with index.sessions() as session:
+                index.changes.add(_points_of(session, list(pending.marks)))
+            applied += len(pending.marks)
     return applied
 
 
-def write_all(
-    sessions: sessionmaker[Session], dataset_id: str, stores: Sequence[SegmentStore[Any, Any]]
-) -> None:
-    """Every document's values into these stores' points: the end of a move between backends
-    (under the write lock), whose copy may have been resumed after values changed."""
+def all_payloads(sessions: sessionmaker[Session], dataset_id: str) -> DocumentPayloads:
+    """Every document's values as payload: what a move between backends writes into the copy it
+    builds (it may have been resumed after values changed)."""
     with sessions() as session:
         keys = payload_keys(dataset_fields(session, dataset_id))
         documents = session.scalars(select(DocumentRow.id).where(DocumentRow.dataset_id == dataset_id))
-        values = metadata_payloads(session, dataset_id, documents)
-    for store in stores:
-        store.set_metadata(values, keys)
+        return DocumentPayloads(metadata_payloads(session, dataset_id, documents), keys)
+
+
+def marked_points(session: Session, dataset_id: str) -> int:
+    """About how many points the dataset's marked documents have."""
+    marked = select(_PENDING.document_id).where(_PENDING.dataset_id == dataset_id).scalar_subquery()
+    return _points_where(session, SegmentRow.document_id.in_(marked))
 
 
 def _points_of(session: Session, document_ids: Sequence[str]) -> int:
-    """About how many points these documents have (their segments and child chunks)."""
-    if not document_ids:
-        return 0
-    segments = session.scalar(select(func.count()).where(SegmentRow.document_id.in_(document_ids))) or 0
+    return _points_where(session, SegmentRow.document_id.in_(document_ids)) if document_ids else 0
+
+
+def _points_where(session: Session, of_documents: ColumnElement[bool]) -> int:
+    """About how many points the segments ``of_documents`` have (they and their child chunks)."""
+    segments = session.scalar(select(func.count()).select_from(SegmentRow).where(of_documents)) or 0
     children = session.scalar(
         select(func.count())
         .select_from(ChildChunkRow)
         .join(SegmentRow, SegmentRow.id == ChildChunkRow.segment_id)
-        .where(SegmentRow.document_id.in_(document_ids))
+        .where(of_documents)
     )
     return int(segments) + int(children or 0)
 

@@ -34,7 +34,7 @@ from zhiku.datasource.vector.base import VectorRecord, VectorStore
 from zhiku.knowledge_base.catalog import dataset_row_named
 from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex
 from zhiku.knowledge_base.indexing.points import Point
-from zhiku.knowledge_base.metadata_points import write_all
+from zhiku.knowledge_base.metadata_points import all_payloads
 from zhiku.knowledge_base.opened_indexes import OpenedIndexes
 
 #: segments read, and their points copied, at a time
@@ -102,9 +102,9 @@ class StoreMoves:
             vector, fulltext = open_vector(stores, dataset_id, dim), open_fulltext(stores, dataset_id)
             try:
                 self._copy(index, vector, fulltext, move, on_progress)
-                write_all(self._sessions, dataset_id, [vector, fulltext])
-                vector.optimize()
-                fulltext.optimize()
+                payloads = all_payloads(self._sessions, dataset_id)  # the copy may have been resumed
+                vector.optimize(payloads)
+                fulltext.optimize(payloads)
             finally:
                 vector.close()
                 fulltext.close()

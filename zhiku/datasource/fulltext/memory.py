@@ -9,14 +9,14 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rank_bm25 import BM25Okapi
 
-from zhiku.core.payload_filter import PayloadKind
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.fulltext.base import TextRecord
+from zhiku.datasource.points.collection import DocumentPayloads
 
 
 @dataclass(frozen=True)
@@ -75,9 +75,7 @@ class RankBM25Store:
                 if record_id in self._records:
                     self._records[record_id].enabled = enabled
 
-    def set_metadata(
-        self, values_of: Mapping[str, Mapping[str, str | float]], keys: Mapping[str, PayloadKind]
-    ) -> None:
+    def set_metadata(self, payloads: DocumentPayloads) -> None:
         """Nothing kept: the scope's list of documents filters this store."""
 
     def _current(self) -> _Index:
@@ -156,8 +154,8 @@ class RankBM25Store:
     def flush(self) -> None:
         """Nothing to do: the store lives in memory only."""
 
-    def optimize(self) -> None:
-        """Build the index now instead of at the next search."""
+    def optimize(self, payloads: DocumentPayloads | None = None) -> None:
+        """Build the index now instead of at the next search (no payload kept)."""
         self._current()
 
     def drop(self) -> None:

@@ -60,7 +60,7 @@ from zhiku.datasource.fulltext.pg_postings import TermPostings
 from zhiku.datasource.fulltext.pg_ranking import SPARSE_DIM, PostingsRanking, rank_rows
 from zhiku.datasource.fulltext.pg_statistics import CorpusStatistics, RecentHeld
 from zhiku.datasource.fulltext.sparse import OPTIMIZE_TOLERANCE
-from zhiku.datasource.points.collection import canonical_ids
+from zhiku.datasource.points.collection import DocumentPayloads, canonical_ids
 from zhiku.datasource.points.pg_reads import admitted_at_most, served
 from zhiku.datasource.points.pgvector import BINARY_RESULTS, ID_ARRAY, PgPointStore, store_url, table_prefix
 from zhiku.datasource.vector.restricted import is_restricted
@@ -372,7 +372,7 @@ class PgBM25Store(PgPointStore):
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def optimize(self) -> None:
+    def optimize(self, payloads: DocumentPayloads | None = None) -> None:
         """Reweight records whose avgdl is off by more than 0.1% (a score change far below any
         ranking effect), fold each term's postings into one block without dead keys, then refresh
         the planner's statistics. Reads every record and every posting."""

@@ -33,6 +33,7 @@ from zhiku.datasource.fulltext import bm25_math
 from zhiku.datasource.fulltext.base import TextRecord
 from zhiku.datasource.points.base import PointStore
 from zhiku.datasource.points.collection import (
+    DocumentPayloads,
     PointCollection,
     PointData,
     SparseValues,
@@ -266,12 +267,12 @@ class SparseBM25Store(PointStore):
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def optimize(self) -> None:
+    def optimize(self, payloads: DocumentPayloads | None = None) -> None:
         """Reweight records whose avgdl is off by more than 0.1% (a score change far below any
         ranking effect), then let the engine compact: on qdrant-edge that drops deleted points
         from the IDF statistics. Blocks; run it after ingest jobs."""
         self.reweight(tolerance=OPTIMIZE_TOLERANCE)
-        super().optimize()
+        super().optimize(payloads)
 
 
 class EdgeSparseBM25Store(SparseBM25Store):

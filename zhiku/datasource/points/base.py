@@ -8,12 +8,11 @@ search takes: :class:`SegmentStore` is generic in both, and ``vector/base.py`` a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Protocol, Self, TypeVar
 
-from zhiku.core.payload_filter import PayloadKind
 from zhiku.core.scope import DocumentScope
-from zhiku.datasource.points.collection import ENABLED_KEY, PointCollection, canonical_ids
+from zhiku.datasource.points.collection import ENABLED_KEY, DocumentPayloads, PointCollection, canonical_ids
 
 RecordT = TypeVar("RecordT", contravariant=True)
 QueryT = TypeVar("QueryT", contravariant=True)
@@ -41,13 +40,9 @@ class SegmentStore(Protocol[RecordT, QueryT]):
 
     def set_enabled(self, ids: Sequence[str], enabled: bool) -> None: ...
 
-    def set_metadata(
-        self, values_of: Mapping[str, Mapping[str, str | float]], keys: Mapping[str, PayloadKind]
-    ) -> None:
-        """Make each document's metadata in its points' payload ``values_of[document_id]`` (by
-        payload key): ``keys`` are every key of the dataset's fields, with the index each needs
-        (a key a document has no value for is removed from its points). A store that filters by
-        the list of documents only (PostgreSQL, memory) keeps nothing."""
+    def set_metadata(self, payloads: DocumentPayloads) -> None:
+        """Make the documents' metadata in their points' payload what ``payloads`` says. A store
+        that filters by the list of documents only (PostgreSQL, memory) keeps nothing."""
         ...
 
     def search(
@@ -62,7 +57,10 @@ class SegmentStore(Protocol[RecordT, QueryT]):
 
     def flush(self) -> None: ...
 
-    def optimize(self) -> None: ...
+    def optimize(self, payloads: DocumentPayloads | None = None) -> None:
+        """Build the indexes; ``payloads`` as :meth:`set_metadata`, written as part of the build
+        (a large change written into the open points would take them out of their graph)."""
+        ...
 
     def drop(self) -> None: ...
 
@@ -93,15 +91,8 @@ class PointStore:
     def set_enabled(self, ids: Sequence[str], enabled: bool) -> None:
         self._collection.set_payload(canonical_ids(ids), {ENABLED_KEY: 1 if enabled else 0})
 
-    def set_metadata(
-        self, values_of: Mapping[str, Mapping[str, str | float]], keys: Mapping[str, PayloadKind]
-    ) -> None:
-        if keys:
-            self._collection.index_payload(keys)
-        for document_id, values in values_of.items():
-            absent = [key for key in keys if key not in values]
-            if values or absent:
-                self._collection.set_document_payload(document_id, dict(values), absent)
+    def set_metadata(self, payloads: DocumentPayloads) -> None:
+        self._collection.write_payloads(payloads)
 
     def ids(self) -> set[str]:
         return {point.id for point in self._collection.scroll(with_vector=False)}
@@ -116,9 +107,9 @@ class PointStore:
     def flush(self) -> None:
         self._collection.flush()
 
-    def optimize(self) -> None:
+    def optimize(self, payloads: DocumentPayloads | None = None) -> None:
         """Let the engine build its index (embedded store: seconds to minutes; searches go on)."""
-        self._collection.optimize()
+        self._collection.optimize(payloads)
 
     def drop(self) -> None:
         self._collection.drop()

@@ -56,6 +56,23 @@ class VectorSpec:
         return self.dim is None
 
 
+@dataclass(frozen=True)
+class DocumentPayloads:
+    """Documents' metadata values by payload key (``values_of``: document id → values), and every
+    key of the dataset's fields with the index it needs: a key a document has no value for is
+    removed from its points."""
+
+    values_of: Mapping[str, Mapping[str, str | float]]
+    keys: Mapping[str, PayloadKind]
+
+    def updates(self) -> Iterator[tuple[str, dict[str, Any], list[str]]]:
+        """``(document_id, payload to set, keys to delete)``, for documents with either."""
+        for document_id, values in self.values_of.items():
+            absent = [key for key in self.keys if key not in values]
+            if values or absent:
+                yield document_id, dict(values), absent
+
+
 @dataclass
 class PointData:
     """A point as written or read back. ``vector`` is None when it was not asked for."""
@@ -86,12 +103,9 @@ class PointCollection(Protocol):
 
     def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None: ...
 
-    def set_document_payload(self, document_id: str, payload: dict[str, Any], remove: Sequence[str]) -> None:
-        """Set ``payload``'s keys and delete the ``remove`` keys on every point of a document."""
-        ...
-
-    def index_payload(self, keys: Mapping[str, PayloadKind]) -> None:
-        """Index each payload key as its kind says, if it is not yet (where the engine indexes)."""
+    def write_payloads(self, payloads: DocumentPayloads) -> None:
+        """Index the payloads' keys (where the engine indexes), and write each document's values
+        into its points."""
         ...
 
     def search(
@@ -139,7 +153,10 @@ class PointCollection(Protocol):
 
     def flush(self) -> None: ...
 
-    def optimize(self) -> None: ...
+    def optimize(self, payloads: DocumentPayloads | None = None) -> None:
+        """Build the indexes, with ``payloads`` written first (into the copy the build works on,
+        where the engine builds on one: see ``edge_build``)."""
+        ...
 
     def drop(self) -> None: ...
 

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -40,11 +40,12 @@ import qdrant_edge as qe
 from zhiku.core.cancellation import checkpoint
 from zhiku.core.errors import StoreError
 from zhiku.core.file_lock import FileLock
-from zhiku.core.payload_filter import PayloadKind
 from zhiku.core.scope import DocumentScope
+from zhiku.datasource.points import edge_build
 from zhiku.datasource.points.collection import (
     DOCUMENT_KEY,
     MAX_FACET_VALUES,
+    DocumentPayloads,
     PointData,
     SparseValues,
     VectorSpec,
@@ -53,6 +54,7 @@ from zhiku.datasource.points.collection import (
     scroll_points,
     store_errors,
 )
+from zhiku.datasource.points.edge_build import document_filter, payloads_file, write_payloads
 from zhiku.datasource.points.edge_config import (
     CONFIG_FILE,
     RESCORED,
@@ -68,10 +70,9 @@ from zhiku.datasource.points.edge_config import (
 from zhiku.datasource.points.edge_filters import ServedFilters, scope_conditions
 
 _TEMP_SEGMENTS = "temp_segments"
-_SCHEMA_OF = {"keyword": qe.PayloadSchemaType.Keyword, "float": qe.PayloadSchemaType.Float}
 #: Beside the shard directory: the copy being optimised, the original while the copy moves in,
 #: and the lock file of the process that has the shard open.
-_BUILD, _OLD, _LOCK = ".build", ".old", ".lock"
+_BUILD, _OLD, _LOCK, _PAYLOADS = ".build", ".old", ".lock", ".payloads.json"
 #: Below this many points, ``optimize`` runs in this process: no HNSW graph is built for them (see
 #: ``index_threshold_kb``), so merging segments takes less than starting a process would.
 CHILD_BUILD_MIN_POINTS = 5_000
@@ -84,10 +85,7 @@ BUILD_SECONDS_PER_POINT = 0.015
 #: Seconds between two looks at whether a running build was cancelled (then it is killed).
 _CANCEL_POLL_SECONDS = 0.25
 #: What the build process runs: it imports qdrant-edge only, and loads the copy with its saved config.
-_OPTIMIZE_COPY = (
-    "import sys, qdrant_edge as qe; "
-    "shard = qe.EdgeShard.load(sys.argv[1]); shard.optimize(); shard.flush(); shard.close()"
-)
+_BUILD_SCRIPT = str(Path(edge_build.__file__))
 
 
 class EdgeCollection:
@@ -215,14 +213,13 @@ class EdgeCollection:
             condition = qe.Filter(must=[qe.HasIdCondition(set(ids))])
             self._update("set payload", qe.UpdateOperation.set_payload_by_filter(condition, payload))
 
-    def set_document_payload(self, document_id: str, payload: dict[str, Any], remove: Sequence[str]) -> None:
-        for operation in document_payload_updates(_of_document(document_id), payload, remove):
-            self._update("set payload", operation)
-
-    def index_payload(self, keys: Mapping[str, PayloadKind]) -> None:
-        with self._writes, store_errors("payload index", self._where):
-            wanted = [(key, _SCHEMA_OF[kind]) for key, kind in keys.items()]
-            self._written |= ensure_indexes(self._require(), wanted)
+    def write_payloads(self, payloads: DocumentPayloads) -> None:
+        with self._writes, store_errors("set payload", self._where):
+            self._written = True
+            try:
+                write_payloads(self._require(), DOCUMENT_KEY, payloads.keys, payloads.updates())
+            finally:  # applied, or maybe in part
+                self._filters.written()
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -309,33 +306,31 @@ class EdgeCollection:
             self._require().flush()
             self._written = False
 
-    def optimize(self) -> None:
+    def optimize(self, payloads: DocumentPayloads | None = None) -> None:
         """Build the index and compact; from ``child_build_min_points`` points on in a child
-        process on a copy, searching this shard meanwhile (see the module docstring)."""
+        process on a copy, searching this shard meanwhile (see the module docstring), with
+        ``payloads`` written into the copy first (see ``edge_build``)."""
         with self._writes:
             shard = self._require()
             with store_errors("optimize", self._where):
                 points = shard.count(qe.CountRequest(exact=True))
                 if points < self.child_build_min_points:
+                    if payloads is not None:
+                        self.write_payloads(payloads)
                     self._written = True
                     shard.optimize()
                     self._read_scan_bound()
                     return
                 shard.flush()
             build = _sibling(self.path, _BUILD)
-            shutil.rmtree(build, ignore_errors=True)
             try:
-                shutil.copytree(self.path, build)
-                save_full_scan(build, self.spec, build_full_scan(self.spec, self.index_threshold_kb, points))
-                _optimize_copy(build, self._where, self._build_seconds(points))
+                full_scan = build_full_scan(self.spec, self.index_threshold_kb, points)
+                seconds = BUILD_SECONDS + BUILD_SECONDS_PER_POINT * points
+                seconds = seconds if self.build_time_limit is None else self.build_time_limit
+                _build_copy(self.path, build, payloads, self._where, seconds, (self.spec, full_scan))
                 self._swap_in(build)
             finally:
                 shutil.rmtree(build, ignore_errors=True)
-
-    def _build_seconds(self, points: int) -> float:
-        if self.build_time_limit is not None:
-            return self.build_time_limit
-        return BUILD_SECONDS + BUILD_SECONDS_PER_POINT * points
 
     def _swap_in(self, build: Path) -> None:
         """Replace the open shard by the optimised copy at ``build``, once no read is in flight."""
@@ -399,18 +394,7 @@ def _engine_vector(value: VectorValue) -> Any:
 
 
 def _of_document(document_id: str) -> qe.Filter:
-    return qe.Filter(must=[qe.FieldCondition(DOCUMENT_KEY, match=qe.MatchValue(document_id))])
-
-
-def document_payload_updates(
-    of_document: qe.Filter, payload: dict[str, Any], remove: Sequence[str]
-) -> list[Any]:
-    """The updates setting ``payload``'s keys and deleting the ``remove`` keys of a document's
-    points."""
-    updates = [qe.UpdateOperation.set_payload_by_filter(of_document, payload)] if payload else []
-    if remove:
-        updates.append(qe.UpdateOperation.delete_payload_by_filter(of_document, list(remove)))
-    return updates
+    return document_filter(DOCUMENT_KEY, document_id)
 
 
 def _best_point(vector: Any, name: str, served: qe.Filter | None) -> qe.QueryRequest:
@@ -446,13 +430,35 @@ def _sibling(path: Path, suffix: str) -> Path:
     return path.with_name(path.name + suffix)
 
 
-def _optimize_copy(path: Path, where: str, timeout: float) -> None:
+def _build_copy(
+    shard: Path,
+    build: Path,
+    payloads: DocumentPayloads | None,
+    where: str,
+    seconds: float,
+    full_scan: tuple[VectorSpec, int],
+) -> None:
+    """Copy ``shard`` to ``build`` with the ``full_scan`` bound of its vector, and build the
+    copy's index in a child process, ``payloads`` written into it first."""
+    shutil.rmtree(build, ignore_errors=True)
+    shutil.copytree(shard, build)
+    save_full_scan(build, *full_scan)
+    written = _sibling(shard, _PAYLOADS)
+    try:
+        if payloads is not None:
+            payloads_file(written, DOCUMENT_KEY, payloads.keys, payloads.updates())
+        _optimize_copy(build, written if payloads is not None else None, where, seconds)
+    finally:
+        written.unlink(missing_ok=True)
+
+
+def _optimize_copy(path: Path, payloads: Path | None, where: str, timeout: float) -> None:
     """Optimise the shard copy at ``path`` in a child process (the build holds its GIL, not ours),
     killed after ``timeout`` seconds, when this thread's work is cancelled (a background optimize
     gives way to a delete or a stopping server: :func:`checkpoint`) or interrupted; the error
     says the previous index still serves and which setting gives the build longer."""
     child = subprocess.Popen(
-        [sys.executable, "-c", _OPTIMIZE_COPY, str(path)],
+        [sys.executable, _BUILD_SCRIPT, str(path), *([str(payloads)] if payloads is not None else [])],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

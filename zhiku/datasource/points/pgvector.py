@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Self
 
@@ -53,8 +53,7 @@ from zhiku.core.cancellation import current_token
 from zhiku.core.config import Settings
 from zhiku.core.db.postgresql import replace_closed_connections
 from zhiku.core.errors import Cancelled, ConfigError, InvalidInput, StoreError, ZhikuError
-from zhiku.core.payload_filter import PayloadKind
-from zhiku.datasource.points.collection import canonical_ids, store_errors
+from zhiku.datasource.points.collection import DocumentPayloads, canonical_ids, store_errors
 
 #: The oldest pgvector with iterative index scans (``hnsw.iterative_scan``).
 MIN_PGVECTOR = (0, 8, 0)
@@ -344,9 +343,7 @@ class PgPointStore:
             with self._errors("set enabled"), self.engine.begin() as connection:
                 connection.execute(statement)
 
-    def set_metadata(
-        self, values_of: Mapping[str, Mapping[str, str | float]], keys: Mapping[str, PayloadKind]
-    ) -> None:
+    def set_metadata(self, payloads: DocumentPayloads) -> None:
         """Nothing kept: a search here tests ``document_id`` against the scope's list."""
 
     # -- reads -------------------------------------------------------------------------------
@@ -370,8 +367,9 @@ class PgPointStore:
     def flush(self) -> None:
         """Nothing to do: every write has committed before it returned."""
 
-    def optimize(self) -> None:
-        """Refresh the planner's statistics (the indexes are kept up to date by every write)."""
+    def optimize(self, payloads: DocumentPayloads | None = None) -> None:
+        """Refresh the planner's statistics (the indexes are kept up to date by every write; no
+        payload kept: a search here tests ``document_id``)."""
         with self._errors("analyze"), self.engine.begin() as connection:
             for table in self.metadata.sorted_tables:
                 connection.execute(text(f'ANALYZE "{table.name}"'))

@@ -10,7 +10,7 @@ opening it gets :class:`StoreError`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from typing import Any
 from qdrant_client import QdrantClient, models
 
 from zhiku.core.errors import StoreError
-from zhiku.core.payload_filter import FieldTest, PayloadFilter, PayloadKind
+from zhiku.core.payload_filter import FieldTest, PayloadFilter
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.points.collection import (
     DOCUMENT_KEY,
@@ -26,6 +26,7 @@ from zhiku.datasource.points.collection import (
     MAX_FACET_VALUES,
     SECTIONS_KEY,
     SUMMARY_KEY,
+    DocumentPayloads,
     PointData,
     SparseValues,
     VectorSpec,
@@ -211,23 +212,20 @@ class ClientCollection:
             with self._guard("set payload"):
                 self._require().set_payload(self.collection, payload, selector, wait=True)
 
-    def set_document_payload(self, document_id: str, payload: dict[str, Any], remove: Sequence[str]) -> None:
-        selector = models.FilterSelector(filter=_match(DOCUMENT_KEY, document_id))
+    def write_payloads(self, payloads: DocumentPayloads) -> None:
         with self._guard("set payload"):
-            if payload:
-                self._require().set_payload(self.collection, payload, selector, wait=True)
-            if remove:
-                self._require().delete_payload(self.collection, list(remove), selector, wait=True)
-
-    def index_payload(self, keys: Mapping[str, PayloadKind]) -> None:
-        if self.local:  # local mode ignores payload indexes (and warns)
-            return
-        with self._guard("payload index"):
             client = self._require()
-            present = client.get_collection(self.collection).payload_schema
-            for key, kind in keys.items():
-                if key not in present:
-                    client.create_payload_index(self.collection, key, _SCHEMA_OF[kind])
+            if not self.local:  # local mode ignores payload indexes (and warns)
+                present = client.get_collection(self.collection).payload_schema
+                for key, kind in payloads.keys.items():
+                    if key not in present:
+                        client.create_payload_index(self.collection, key, _SCHEMA_OF[kind])
+            for document_id, payload, remove in payloads.updates():
+                selector = models.FilterSelector(filter=_match(DOCUMENT_KEY, document_id))
+                if payload:
+                    client.set_payload(self.collection, payload, selector, wait=True)
+                if remove:
+                    client.delete_payload(self.collection, remove, selector, wait=True)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -329,8 +327,11 @@ class ClientCollection:
     def flush(self) -> None:
         """Nothing to do: writes wait for the server (or the local file) before returning."""
 
-    def optimize(self) -> None:
-        """Nothing to do: a server builds its indexes in the background; local mode has none."""
+    def optimize(self, payloads: DocumentPayloads | None = None) -> None:
+        """Only ``payloads`` to write: a server builds its indexes in the background (a point
+        written is indexed again there); local mode has none."""
+        if payloads is not None:
+            self.write_payloads(payloads)
 
     def close(self) -> None:
         if self._client is None:

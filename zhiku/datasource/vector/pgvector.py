@@ -28,7 +28,7 @@ from zhiku.core.config import Settings
 from zhiku.core.errors import StoreError
 from zhiku.core.scope import DocumentScope
 from zhiku.core.sections import ancestors
-from zhiku.datasource.points.collection import canonical_ids
+from zhiku.datasource.points.collection import DocumentPayloads, canonical_ids
 from zhiku.datasource.points.pg_reads import QueryVector, admitted_at_most, served
 from zhiku.datasource.points.pgvector import (
     ID_ARRAY,
@@ -170,7 +170,7 @@ class PgVectorStore(PgPointStore):
             ).all()
         return [(point_id, 1.0 - float(found)) for point_id, found in rows]
 
-    def optimize(self) -> None:
+    def optimize(self, payloads: DocumentPayloads | None = None) -> None:
         """Build the HNSW graph if the table has none yet, then refresh the planner's statistics.
 
         Until then every search scans exactly, as the embedded store does before its first

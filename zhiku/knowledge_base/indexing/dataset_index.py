@@ -37,6 +37,7 @@ from zhiku.knowledge_base.indexing.points import StorePoints
 from zhiku.knowledge_base.indexing.rows import SegmentRows
 from zhiku.knowledge_base.indexing.segment_writes import SegmentWrites
 from zhiku.knowledge_base.indexing.store_changes import StoreChanges
+from zhiku.knowledge_base.metadata_points import clear_marks, read_pending
 from zhiku.knowledge_base.runtime.db_locks import DatasetLock
 from zhiku.knowledge_base.segment_catalog import ServedSegments
 from zhiku.providers.embedding import CachedEmbedding, create_embedding_model
@@ -235,7 +236,9 @@ class DatasetIndex:
         ``token``: a background optimize, stopped (its build killed) by :meth:`stop_optimize` —
         a delete must not wait for it; ``when``: asked under the write lock, False skips the
         build (False is returned). The changes it began with are counted off when it ends (see
-        :class:`StoreChanges`); a stopped or failed one leaves them for the next."""
+        :class:`StoreChanges`); a stopped or failed one leaves them for the next. Metadata values
+        the points are behind on are written as part of the build (into its copy: see
+        ``metadata_points``), and their marks cleared after it."""
         with self._optimizing_lock:
             self._optimizing = token  # before the lock: a delete waiting for it stops it too
         try:
@@ -243,10 +246,15 @@ class DatasetIndex:
                 if when is not None and not when():
                     return False
                 seen = self.changes.pending()
+                with self.sessions() as session:  # metadata changes the points are behind on
+                    pending = read_pending(session, self.dataset_id)
+                payloads = pending.payloads if pending is not None else None
                 with cancellable(token) if token is not None else nullcontext():
                     checkpoint()  # stopped while it waited for the lock
-                    self.vector.optimize()
-                    self.fulltext.optimize()
+                    self.vector.optimize(payloads)
+                    self.fulltext.optimize(payloads)
+                if pending is not None:
+                    clear_marks(self.sessions, pending.marks)
                 self.changes.optimized(seen)
                 return True
         finally:
