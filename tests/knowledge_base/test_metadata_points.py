@@ -21,6 +21,7 @@ from zhiku import KnowledgeBase
 from zhiku.core.db import make_engine
 from zhiku.core.db.migrate import alembic_config
 from zhiku.core.db.models import PendingMetadataPointsRow
+from zhiku.core.errors import StoreError
 from zhiku.core.metadata import MetadataFilter
 from zhiku.core.payload_filter import metadata_key
 from zhiku.core.scope import DocumentScope
@@ -201,3 +202,29 @@ def test_a_large_change_waits_for_the_next_build_and_is_written_by_it(
     assert [hit.document_id for hit in dataset.search("policy", filter=where)] == [hr]
     with kb.sessions() as session:
         assert session.scalars(select(PendingMetadataPointsRow)).all() == []
+
+
+def test_a_store_failing_to_write_a_change_leaves_its_marks_for_the_next_try(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dataset = kb.create_dataset("d")
+    dataset.metadata.add_field("team", "string")
+    hr = dataset.add_text("hr.txt", "annual leave policy").id
+    index = kb.dataset_index(dataset.id)
+
+    def broken(*args: object) -> None:
+        raise StoreError("the shard is gone")
+
+    monkeypatch.setattr(index.fulltext, "set_metadata", broken)
+    dataset.metadata.set_values(hr, {"team": "hr"})  # committed: the store write fails after
+    assert kb.wait_for_metadata_points(60)
+    where = MetadataFilter.model_validate({"conditions": [TEAM_IS_HR]})
+    scope = dataset.metadata.scope(where)
+    assert scope is not None and scope.payload_filter is None
+    assert [hit.document_id for hit in dataset.search("policy", filter=where)] == [hr]
+    monkeypatch.undo()
+    kb.sync_metadata_points()  # what the next change, open or background optimizer does
+    assert kb.wait_for_metadata_points(60)
+    scope = dataset.metadata.scope(where)
+    assert scope is not None and scope.payload_filter is not None
+    assert [hit.document_id for hit in dataset.search("policy", filter=where)] == [hr]

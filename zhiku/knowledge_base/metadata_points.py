@@ -156,6 +156,12 @@ def apply_pending(index: DatasetIndex, *, stopping: threading.Event | None = Non
     When the marked documents have more than :data:`WRITTEN_NOW_MAX_POINTS` points, nothing is
     written now: the next index build writes them into its copy (see ``edge_build``), and the
     dataset's change count is raised to them so that the background optimizer builds it."""
+    if not (index.vector.keeps_metadata or index.fulltext.keeps_metadata):
+        with index.sessions() as session:  # nothing to write: the marks only hold filters back
+            pending = read_pending(session, index.dataset_id)
+        if pending is not None:
+            clear_marks(index.sessions, pending.marks)
+        return 0
     with index.sessions() as session:
         points = marked_points(session, index.dataset_id)
     if points > WRITTEN_NOW_MAX_POINTS:

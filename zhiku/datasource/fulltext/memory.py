@@ -36,6 +36,7 @@ class RankBM25Store:
 
     #: scoring loops over the query's tokens in Python
     holds_gil = True
+    keeps_metadata = False
 
     def __init__(self, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
         self.k1 = k1

@@ -27,10 +27,15 @@ class SegmentStore(Protocol[RecordT, QueryT]):
     next ``search`` of the same process and durable after ``flush``. ``optimize`` may take a long
     time (index building) and hold up writes meanwhile: run it after ingest jobs, off the request
     path. ``holds_gil``: a search keeps the GIL for all its time (see :class:`PointCollection`).
+    ``keeps_metadata``: the points hold their documents' metadata values, which a scope's
+    payload filter tests (see :meth:`set_metadata`).
     """
 
     @property
     def holds_gil(self) -> bool: ...
+
+    @property
+    def keeps_metadata(self) -> bool: ...
 
     def upsert(self, records: Sequence[RecordT]) -> None: ...
 
@@ -77,6 +82,9 @@ class PointStore:
 
     def __init__(self, collection: PointCollection) -> None:
         self._collection = collection
+
+    #: a Qdrant point's payload holds its document's metadata values
+    keeps_metadata = True
 
     @property
     def holds_gil(self) -> bool:

@@ -263,6 +263,7 @@ class PgPointStore:
 
     #: a search waits on the database, without the GIL
     holds_gil = False
+    keeps_metadata = False  # a search tests ``document_id`` against the scope's list
 
     def __init__(self, url: str, table: str, columns: Sequence[Column[Any]]) -> None:
         if not _TABLE_NAME.fullmatch(table):
