@@ -83,7 +83,7 @@ def scope_conditions(scope: DocumentScope | None) -> list[Any]:
     payload filter, its tests instead of the list."""
     conditions: list[Any] = []
     if scope is not None and scope.payload_filter is not None:
-        conditions.append(payload_condition(scope.payload_filter))
+        conditions.extend(payload_conditions(scope.payload_filter))
     elif scope is not None and not scope.exclude and not scope.all_documents:
         conditions.append(_in_documents(scope))
     if scope is not None and scope.section is not None:
@@ -95,10 +95,13 @@ def _in_documents(scope: DocumentScope) -> Any:
     return qe.FieldCondition(DOCUMENT_KEY, match=qe.MatchAny(sorted(scope.ids)))
 
 
-def payload_condition(tests: PayloadFilter) -> qe.Filter:
-    """A payload filter as a qdrant-edge filter."""
+def payload_conditions(tests: PayloadFilter) -> list[Any]:
+    """A payload filter as conditions that must all hold. Tests joined by ``and`` stay apart, not
+    nested in a filter of their own: Qdrant reads a top-level condition through its payload
+    index, and scanned a nested one's points one by one (a 10% range of a million points: 37
+    against 19 ms)."""
     conditions = [_test_condition(test) for test in tests.tests]
-    return qe.Filter(should=conditions) if tests.any_of else qe.Filter(must=conditions)
+    return [qe.Filter(should=conditions)] if tests.any_of else conditions
 
 
 def _test_condition(test: FieldTest) -> Any:

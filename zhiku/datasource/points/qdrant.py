@@ -357,7 +357,7 @@ def _search_filter(scope: DocumentScope | None, summaries: bool) -> models.Filte
         [] if summaries else [models.FieldCondition(key=SUMMARY_KEY, match=models.MatchValue(value=1))]
     )
     if scope is not None and scope.payload_filter is not None:
-        must.append(_payload_condition(scope.payload_filter))
+        must.extend(_payload_conditions(scope.payload_filter))
     elif scope is not None and not scope.all_documents:
         in_scope = models.FieldCondition(key=DOCUMENT_KEY, match=models.MatchAny(any=sorted(scope.ids)))
         (must_not if scope.exclude else must).append(in_scope)
@@ -366,10 +366,10 @@ def _search_filter(scope: DocumentScope | None, summaries: bool) -> models.Filte
     return models.Filter(must=must, must_not=must_not or None)
 
 
-def _payload_condition(tests: PayloadFilter) -> models.Filter:
-    """A payload filter as a Qdrant filter (its tests, as ``edge_filters.payload_condition``)."""
+def _payload_conditions(tests: PayloadFilter) -> list[models.Condition]:
+    """A payload filter as conditions that must all hold (as ``edge_filters.payload_conditions``)."""
     conditions = [_test_condition(test) for test in tests.tests]
-    return models.Filter(should=conditions) if tests.any_of else models.Filter(must=conditions)
+    return [models.Filter(should=conditions)] if tests.any_of else conditions
 
 
 def _test_condition(test: FieldTest) -> models.Condition:
