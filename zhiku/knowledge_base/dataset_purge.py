@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from zhiku.core.db import DatasetRow, DocumentRow
 from zhiku.core.db.models import SegmentRow
+from zhiku.knowledge_base.dataset_thread import DatasetThread
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ def _delete_step(sessions: sessionmaker[Session], table: Any, dataset_id: str, l
         )
 
 
-class DatasetPurger:
+class DatasetPurger(DatasetThread):
     """A thread that finishes deletions: drops each dataset's stores with ``drop_stores`` (which
     raises if this process cannot, leaving the deletion to a later open), then purges its rows.
 
@@ -104,54 +105,27 @@ class DatasetPurger:
     """
 
     def __init__(self, sessions: sessionmaker[Session], drop_stores: Callable[[str], None]) -> None:
+        super().__init__("zhiku-dataset-purge")
         self._sessions = sessions
         self._drop_stores = drop_stores
-        self._lock = threading.Lock()
-        self._pending: list[str] = []
         self._dropped: set[str] = set()  # pending deletions whose stores are already gone
-        self._thread: threading.Thread | None = None
-        self._stopping = threading.Event()
 
     def finish(self, dataset_ids: list[str], *, stores_dropped: bool = False) -> None:
         """Finish these deletions in the background (their stores first, unless dropped)."""
         with self._lock:
-            if self._stopping.is_set():
-                return
-            self._pending.extend(d for d in dataset_ids if d not in self._pending)
             if stores_dropped:
                 self._dropped.update(dataset_ids)
-            if self._pending and (self._thread is None or not self._thread.is_alive()):
-                self._thread = threading.Thread(target=self._run, name="zhiku-dataset-purge", daemon=True)
-                self._thread.start()
+            self._queue(dataset_ids)
 
-    def _run(self) -> None:
-        while not self._stopping.is_set():
-            with self._lock:
-                if not self._pending:
-                    self._thread = None
-                    return
-                dataset_id = self._pending[0]
-                dropped = dataset_id in self._dropped
-            try:
-                if not dropped:
-                    self._drop_stores(dataset_id)
-                purge_rows(self._sessions, dataset_id, stopping=self._stopping)
-            except Exception:  # noqa: BLE001 - the next open tries again; the thread goes on
-                log.exception("could not finish deleting dataset %s; the next open tries again", dataset_id)
-            with self._lock:
-                self._pending.remove(dataset_id)
-                self._dropped.discard(dataset_id)
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait until the pending deletions are done (True) or ``timeout`` has passed."""
+    def _work(self, dataset_id: str) -> None:
         with self._lock:
-            thread = self._thread
-        if thread is not None:
-            thread.join(timeout)
-            return not thread.is_alive()
-        return True
-
-    def stop(self) -> None:
-        """Stop after the current step; what is left is finished at the next open."""
-        self._stopping.set()
-        self.wait()
+            dropped = dataset_id in self._dropped
+        try:
+            if not dropped:
+                self._drop_stores(dataset_id)
+            purge_rows(self._sessions, dataset_id, stopping=self._stopping)
+        except Exception:  # noqa: BLE001 - the next open tries again; the thread goes on
+            log.exception("could not finish deleting dataset %s; the next open tries again", dataset_id)
+        else:
+            with self._lock:
+                self._dropped.discard(dataset_id)

@@ -43,6 +43,7 @@ from zhiku.core.errors import StoreBusy
 from zhiku.core.metadata import MetadataField
 from zhiku.core.payload_filter import PayloadKind, metadata_key, payload_kind, payload_value
 from zhiku.datasource.points.collection import DocumentPayloads
+from zhiku.knowledge_base.dataset_thread import DatasetThread
 
 if TYPE_CHECKING:
     from zhiku.knowledge_base.indexing.dataset_index import DatasetIndex
@@ -216,7 +217,7 @@ def _points_where(session: Session, of_documents: ColumnElement[bool]) -> int:
     return int(segments) + int(children or 0)
 
 
-class MetadataPointSync:
+class MetadataPointSync(DatasetThread):
     """A thread applying the marked documents of the datasets it is told of (see the module).
 
     ``index(dataset_id)`` opens a dataset's stores, or raises where this process may not (the
@@ -225,47 +226,18 @@ class MetadataPointSync:
     """
 
     def __init__(self, index: Callable[[str], DatasetIndex]) -> None:
+        super().__init__("zhiku-metadata-points")
         self._index = index
-        self._lock = threading.Lock()
-        self._pending: list[str] = []
-        self._thread: threading.Thread | None = None
-        self._stopping = threading.Event()
 
     def apply(self, dataset_ids: Sequence[str]) -> None:
         """Apply these datasets' marks in the background."""
         with self._lock:
-            if self._stopping.is_set():
-                return
-            self._pending.extend(d for d in dataset_ids if d not in self._pending)
-            if self._pending and (self._thread is None or not self._thread.is_alive()):
-                self._thread = threading.Thread(target=self._run, name="zhiku-metadata-points", daemon=True)
-                self._thread.start()
+            self._queue(dataset_ids)
 
-    def _run(self) -> None:
-        while not self._stopping.is_set():
-            with self._lock:
-                if not self._pending:
-                    self._thread = None
-                    return
-                # taken off first: told again while it runs, it runs again after
-                dataset_id = self._pending.pop(0)
-            try:
-                apply_pending(self._index(dataset_id), stopping=self._stopping)
-            except StoreBusy:
-                log.debug("dataset %s: its stores are another process's; its marks wait", dataset_id)
-            except Exception as exc:  # noqa: BLE001 - the marks stay; the next change or open tries again
-                log.warning("could not write the metadata of dataset %s into its points: %s", dataset_id, exc)
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait until the datasets told of are applied (True) or ``timeout`` has passed."""
-        with self._lock:
-            thread = self._thread
-        if thread is not None:
-            thread.join(timeout)
-            return not thread.is_alive()
-        return True
-
-    def stop(self) -> None:
-        """Stop after the current step; what is left stays marked."""
-        self._stopping.set()
-        self.wait()
+    def _work(self, dataset_id: str) -> None:
+        try:
+            apply_pending(self._index(dataset_id), stopping=self._stopping)
+        except StoreBusy:
+            log.debug("dataset %s: its stores are another process's; its marks wait", dataset_id)
+        except Exception as exc:  # noqa: BLE001 - the marks stay; the next change or open tries again
+            log.warning("could not write the metadata of dataset %s into its points: %s", dataset_id, exc)
