@@ -5,8 +5,8 @@ payload, so a metadata filter is tested where the points are rather than as a li
 (see ``zhiku.knowledge_base.metadata_points``). A change of values marks the document here in its
 own transaction; the points are brought in step after it, and the mark is cleared. While a
 dataset has a mark, its filters use the list of documents. This revision marks every existing
-document with a value: the points written before it hold none, and the owner of the stores
-writes them in the background.
+document with a value: the points written before it hold none. Each dataset's next index build
+writes them, into the copy it builds on (``zhiku serve`` builds such datasets in the background).
 
 Revision ID: 0019
 Revises: 0018
