@@ -228,3 +228,26 @@ def test_a_store_failing_to_write_a_change_leaves_its_marks_for_the_next_try(
     scope = dataset.metadata.scope(where)
     assert scope is not None and scope.payload_filter is not None
     assert [hit.document_id for hit in dataset.search("policy", filter=where)] == [hr]
+
+
+def test_a_deleted_fields_payload_index_goes_with_the_next_change(kb: KnowledgeBase) -> None:
+    dataset = kb.create_dataset("d")
+    team = dataset.metadata.add_field("team", "string")
+    year = dataset.metadata.add_field("year", "number")
+    document = dataset.add_text("hr.txt", "annual leave policy").id
+    dataset.metadata.set_values(document, {"team": "hr", "year": 2026})
+    assert kb.wait_for_metadata_points(60)
+    index = kb.dataset_index(dataset.id)
+
+    def indexed() -> set[str]:
+        keys: set[str] = set()
+        for store in (index.vector, index.fulltext):
+            with store._collection._reading() as shard:  # type: ignore[attr-defined]
+                keys |= {key for key in shard.info().payload_schema if key.startswith("meta_")}
+        return keys
+
+    assert indexed() == {metadata_key(team.id), metadata_key(year.id)}
+    dataset.metadata.delete_field(team.id)
+    dataset.metadata.set_values(document, {"year": 2025})
+    assert kb.wait_for_metadata_points(60)
+    assert indexed() == {metadata_key(year.id)}

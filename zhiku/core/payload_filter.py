@@ -33,10 +33,14 @@ _POSITIVE_OF = {"is not": "is", "≠": "=", "not in": "in"}
 _RANGE_OF = {">": "gt", "after": "gt", "<": "lt", "before": "lt", "≥": "gte", "≤": "lte"}
 
 
+#: What every metadata payload key begins with.
+METADATA_PREFIX = "meta_"
+
+
 def metadata_key(field_id: str) -> str:
     """The payload key of a metadata field (its id, stable across renames; only letters, digits
     and ``_``, so no engine reads it as a path)."""
-    return "meta_" + re.sub(r"[^0-9A-Za-z]", "_", field_id)
+    return METADATA_PREFIX + re.sub(r"[^0-9A-Za-z]", "_", field_id)
 
 
 def payload_kind(field_type: FieldType) -> PayloadKind:

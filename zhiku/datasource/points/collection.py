@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
 from zhiku.core.errors import InvalidInput, StoreError
-from zhiku.core.payload_filter import PayloadKind
+from zhiku.core.payload_filter import METADATA_PREFIX, PayloadKind
 from zhiku.core.scope import DocumentScope
 from zhiku.core.sections import ancestors
 
@@ -64,6 +64,10 @@ class DocumentPayloads:
 
     values_of: Mapping[str, Mapping[str, str | float]]
     keys: Mapping[str, PayloadKind]
+
+    def stale(self, indexed: Iterable[str]) -> list[str]:
+        """The indexed metadata keys of no field any more (a field deleted): their indexes go."""
+        return [key for key in indexed if key.startswith(METADATA_PREFIX) and key not in self.keys]
 
     def updates(self) -> Iterator[tuple[str, dict[str, Any], list[str]]]:
         """``(document_id, payload to set, keys to delete)``, for documents with either."""

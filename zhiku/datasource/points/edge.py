@@ -40,6 +40,7 @@ import qdrant_edge as qe
 from zhiku.core.cancellation import checkpoint
 from zhiku.core.errors import StoreError
 from zhiku.core.file_lock import FileLock
+from zhiku.core.payload_filter import METADATA_PREFIX
 from zhiku.core.scope import DocumentScope
 from zhiku.datasource.points import edge_build
 from zhiku.datasource.points.collection import (
@@ -217,7 +218,8 @@ class EdgeCollection:
         with self._writes, store_errors("set payload", self._where):
             self._written = True
             try:
-                write_payloads(self._require(), DOCUMENT_KEY, payloads.keys, payloads.updates())
+                updates = payloads.updates()
+                write_payloads(self._require(), DOCUMENT_KEY, payloads.keys, updates, METADATA_PREFIX)
             finally:  # applied, or maybe in part
                 self._filters.written()
 
@@ -439,14 +441,15 @@ def _build_copy(
     full_scan: tuple[VectorSpec, int],
 ) -> None:
     """Copy ``shard`` to ``build`` with the ``full_scan`` bound of its vector, and build the
-    copy's index in a child process, ``payloads`` written into it first."""
+    copy's index in a child process, ``payloads`` written into it first (and the indexes of the
+    metadata keys of no field dropped)."""
     shutil.rmtree(build, ignore_errors=True)
     shutil.copytree(shard, build)
     save_full_scan(build, *full_scan)
     written = _sibling(shard, _PAYLOADS)
     try:
         if payloads is not None:
-            payloads_file(written, DOCUMENT_KEY, payloads.keys, payloads.updates())
+            payloads_file(written, DOCUMENT_KEY, payloads.keys, payloads.updates(), METADATA_PREFIX)
         _optimize_copy(build, written if payloads is not None else None, where, seconds)
     finally:
         written.unlink(missing_ok=True)

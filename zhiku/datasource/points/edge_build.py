@@ -36,14 +36,16 @@ def payload_updates(of_document: qe.Filter, payload: dict[str, Any], remove: Seq
     return updates
 
 
-def index_keys(shard: qe.EdgeShard, keys: Mapping[str, str]) -> bool:
+def index_keys(shard: qe.EdgeShard, keys: Mapping[str, str], prefix: str) -> None:
     """Create the payload index of each key that has none (``keys``: key → ``keyword`` or
-    ``float``); whether any was made."""
+    ``float``), and drop the index of each other key beginning with ``prefix`` (a field deleted)."""
     present = shard.info().payload_schema
-    missing = [key for key in keys if key not in present]
-    for key in missing:
-        shard.update(qe.UpdateOperation.create_field_index(key, SCHEMA_OF[keys[key]]))
-    return bool(missing)
+    for key in present:
+        if key.startswith(prefix) and key not in keys:
+            shard.update(qe.UpdateOperation.delete_field_index(key))
+    for key in keys:
+        if key not in present:
+            shard.update(qe.UpdateOperation.create_field_index(key, SCHEMA_OF[keys[key]]))
 
 
 def write_payloads(
@@ -51,9 +53,11 @@ def write_payloads(
     document_key: str,
     keys: Mapping[str, str],
     updates: Iterable[tuple[str, dict[str, Any], Sequence[str]]],
+    prefix: str,
 ) -> None:
-    """Index ``keys``, then set each document's payload and delete its ``remove`` keys."""
-    index_keys(shard, keys)
+    """Index ``keys`` (see :func:`index_keys`), then set each document's payload and delete its
+    ``remove`` keys."""
+    index_keys(shard, keys, prefix)
     for document_id, payload, remove in updates:
         for operation in payload_updates(document_filter(document_key, document_id), payload, remove):
             shard.update(operation)
@@ -64,9 +68,15 @@ def payloads_file(
     document_key: str,
     keys: Mapping[str, str],
     updates: Iterable[tuple[str, dict[str, Any], Sequence[str]]],
+    prefix: str,
 ) -> None:
     """Write what :func:`build` reads from ``PAYLOADS``."""
-    content = {"document_key": document_key, "keys": dict(keys), "updates": [list(u) for u in updates]}
+    content = {
+        "document_key": document_key,
+        "keys": dict(keys),
+        "updates": [list(u) for u in updates],
+        "prefix": prefix,
+    }
     path.write_text(json.dumps(content, ensure_ascii=False), encoding="utf-8")
 
 
@@ -75,7 +85,7 @@ def build(copy: str, payloads: str | None = None) -> None:
     shard = qe.EdgeShard.load(copy)
     if payloads is not None:
         content = json.loads(Path(payloads).read_text(encoding="utf-8"))
-        write_payloads(shard, content["document_key"], content["keys"], content["updates"])
+        write_payloads(shard, content["document_key"], content["keys"], content["updates"], content["prefix"])
     shard.optimize()
     shard.flush()
     shard.close()

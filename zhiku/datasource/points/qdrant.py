@@ -217,6 +217,8 @@ class ClientCollection:
             client = self._require()
             if not self.local:  # local mode ignores payload indexes (and warns)
                 present = client.get_collection(self.collection).payload_schema
+                for key in payloads.stale(present):
+                    client.delete_payload_index(self.collection, key)
                 for key, kind in payloads.keys.items():
                     if key not in present:
                         client.create_payload_index(self.collection, key, _SCHEMA_OF[kind])
