@@ -251,3 +251,23 @@ def test_a_deleted_fields_payload_index_goes_with_the_next_change(kb: KnowledgeB
     dataset.metadata.set_values(document, {"year": 2025})
     assert kb.wait_for_metadata_points(60)
     assert indexed() == {metadata_key(year.id)}
+
+
+def test_a_move_between_backends_writes_the_values_into_the_new_points(kb: KnowledgeBase) -> None:
+    dataset = kb.create_dataset("d")
+    dataset.metadata.add_field("team", "string")
+    hr = dataset.add_text("hr.txt", "annual leave policy").id
+    dataset.add_text("it.txt", "laptop travel policy")
+    dataset.metadata.set_values(hr, {"team": "hr"})
+    assert kb.wait_for_metadata_points(60)
+    where = MetadataFilter.model_validate({"conditions": [TEAM_IS_HR]})
+    key = metadata_key(dataset.metadata.fields()[0].id)
+    for backend in ("qdrant", "edge"):
+        kb.move_stores(dataset.id, {"vector": backend, "fulltext": backend})
+        index = kb.dataset_index(dataset.id)
+        for store in (index.vector, index.fulltext):
+            held = {p.payload.get(key) for p in store._collection.scroll(with_vector=False)}  # type: ignore[attr-defined]
+            assert held == {"hr", None}
+        scope = dataset.metadata.scope(where)
+        assert scope is not None and scope.payload_filter is not None
+        assert [hit.document_id for hit in dataset.search("policy", filter=where)] == [hr]
