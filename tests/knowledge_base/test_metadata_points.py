@@ -271,3 +271,16 @@ def test_a_move_between_backends_writes_the_values_into_the_new_points(kb: Knowl
         scope = dataset.metadata.scope(where)
         assert scope is not None and scope.payload_filter is not None
         assert [hit.document_id for hit in dataset.search("policy", filter=where)] == [hr]
+
+
+def test_the_values_of_more_documents_than_a_statement_binds_are_read(kb: KnowledgeBase) -> None:
+    """A build after an upgrade reads every marked document's values: 300,000 ids are past what
+    one statement binds (PostgreSQL 65,535; SQLite 32,766 by default, 250,000 as often built)."""
+    dataset = kb.create_dataset("d")
+    dataset.metadata.add_field("team", "string")
+    hr = dataset.add_text("hr.txt", "annual leave policy").id
+    dataset.metadata.set_values(hr, {"team": "hr"})
+    ids = [f"00000000-0000-0000-0000-{i:012d}" for i in range(300_000)] + [hr]
+    with kb.sessions() as session:
+        payloads = metadata_points.metadata_payloads(session, dataset.id, ids)
+    assert payloads == {hr: {metadata_key(dataset.metadata.fields()[0].id): "hr"}}

@@ -82,17 +82,18 @@ def dataset_fields(session: Session, dataset_id: str) -> list[MetadataField]:
 def metadata_payloads(
     session: Session, dataset_id: str, document_ids: Iterable[str]
 ) -> dict[str, dict[str, Any]]:
-    """The payload of each of these documents' values (documents without a row: none)."""
+    """The payload of each of these documents' values (documents without a row: none), read
+    :data:`DOCUMENTS_PER_STEP` at a time (a statement binds a bounded number of values)."""
     ids = sorted(set(document_ids))
-    if not ids:
-        return {}
-    fields = dataset_fields(session, dataset_id)
-    if not fields:
-        return {}
-    rows = session.execute(
-        select(DocumentRow.id, DocumentRow.metadata_values).where(DocumentRow.id.in_(ids))
-    )
-    return {document_id: payload_values(fields, stored or {}) for document_id, stored in rows}
+    fields = dataset_fields(session, dataset_id) if ids else []
+    payloads: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(ids) if fields else 0, DOCUMENTS_PER_STEP):
+        step = ids[start : start + DOCUMENTS_PER_STEP]
+        rows = session.execute(
+            select(DocumentRow.id, DocumentRow.metadata_values).where(DocumentRow.id.in_(step))
+        )
+        payloads.update({document_id: payload_values(fields, stored or {}) for document_id, stored in rows})
+    return payloads
 
 
 def mark_changed(session: Session, dataset_id: str, document_ids: Iterable[str]) -> None:
