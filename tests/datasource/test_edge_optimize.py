@@ -14,7 +14,7 @@ import qdrant_edge as qe
 from zhiku.core.errors import StoreError
 from zhiku.core.payload_filter import FieldTest, PayloadFilter, metadata_key
 from zhiku.core.scope import DocumentScope
-from zhiku.datasource.points import edge
+from zhiku.datasource.points import edge_copy
 from zhiku.datasource.points.collection import DocumentPayloads, PointData, VectorSpec, base_payload
 from zhiku.datasource.points.edge import EdgeCollection
 from zhiku.datasource.vector.dense import DENSE
@@ -28,8 +28,10 @@ def filled(path: Path) -> tuple[EdgeCollection, np.ndarray]:
     vectors = np.random.default_rng(0).standard_normal((POINTS, DIM)).astype(np.float32)
     collection = EdgeCollection(path, VectorSpec(DENSE, DIM), index_threshold_kb=64, child_build_min_points=0)
     collection.upsert(
-        [PointData(str(uuid.UUID(int=i + 1)), list(map(float, v)), base_payload("doc", True))
-         for i, v in enumerate(vectors)]
+        [
+            PointData(str(uuid.UUID(int=i + 1)), list(map(float, v)), base_payload("doc", True))
+            for i, v in enumerate(vectors)
+        ]
     )
     return collection, vectors
 
@@ -102,9 +104,9 @@ def test_a_build_over_its_time_limit_is_stopped_and_the_shard_keeps_serving(
     expected = collection.search(query, 5, exact=True)
     hung = tmp_path / "hung_build.py"
     hung.write_text("import time\ntime.sleep(60)\n", encoding="utf-8")
-    monkeypatch.setattr(edge, "_BUILD_SCRIPT", str(hung))  # a hung build
-    monkeypatch.setattr(edge, "BUILD_SECONDS", 1.0)
-    monkeypatch.setattr(edge, "BUILD_SECONDS_PER_POINT", 0.0)
+    monkeypatch.setattr(edge_copy, "BUILD_SCRIPT", str(hung))  # a hung build
+    monkeypatch.setattr(edge_copy, "BUILD_SECONDS", 1.0)
+    monkeypatch.setattr(edge_copy, "BUILD_SECONDS_PER_POINT", 0.0)
     started = time.perf_counter()
     with pytest.raises(StoreError, match="optimize stopped: its build process ran over 1 s"):
         collection.optimize()
@@ -124,11 +126,18 @@ def test_every_filtered_key_is_indexed_also_in_a_shard_made_before(tmp_path: Pat
     older.update(qe.UpdateOperation.create_field_index("enabled", qe.PayloadSchemaType.Integer))
     older.update(qe.UpdateOperation.create_field_index("document_id", qe.PayloadSchemaType.Keyword))
     documents = [str(uuid.UUID(int=1000 + n)) for n in range(4)]
-    older.update(qe.UpdateOperation.upsert_points([
-        qe.Point(str(uuid.UUID(int=n + 1)), {DENSE: [1.0, n / 10] + [0.0] * (DIM - 2)},
-                 base_payload(documents[n % 4], True))
-        for n in range(40)
-    ]))
+    older.update(
+        qe.UpdateOperation.upsert_points(
+            [
+                qe.Point(
+                    str(uuid.UUID(int=n + 1)),
+                    {DENSE: [1.0, n / 10] + [0.0] * (DIM - 2)},
+                    base_payload(documents[n % 4], True),
+                )
+                for n in range(40)
+            ]
+        )
+    )
     older.close()
     for name in ("old", "new"):
         collection = EdgeCollection(tmp_path / name, VectorSpec(DENSE, DIM))

@@ -66,7 +66,6 @@ def test_an_unknown_backend_is_refused_naming_the_setting_and_the_installed_ones
         open_fulltext(Settings(home=tmp_path, fulltext_backend="bm25"), "d1")
 
 
-
 def test_keyword_stores_open_by_name_for_segments_or_child_chunks(tmp_path: Path) -> None:
     assert keyword_stores.names() == ["postings"]
     settings = Settings(home=tmp_path)

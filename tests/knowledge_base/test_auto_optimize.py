@@ -16,7 +16,7 @@ from zhiku.core.config import Settings
 from zhiku.core.db.models import DatasetChangesRow
 from zhiku.core.document_status import DocumentStatus
 from zhiku.core.errors import Cancelled
-from zhiku.datasource.points import edge
+from zhiku.datasource.points import edge, edge_copy
 from zhiku.knowledge_base.dataset_purge import mark_deleting
 from zhiku.knowledge_base.runtime.auto_optimize import AutoOptimizer, OptimizePolicy
 
@@ -132,7 +132,7 @@ def test_a_delete_stops_a_background_build_which_counts_nothing_off(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(edge, "CHILD_BUILD_MIN_POINTS", 0)  # build even a few points in a child
-    monkeypatch.setattr(edge, "_BUILD_SCRIPT", sleeping_build(tmp_path))
+    monkeypatch.setattr(edge_copy, "BUILD_SCRIPT", sleeping_build(tmp_path))
     home = tmp_path / "home"
     with open_kb(tmp_path) as kb:
         ds = kb.create_dataset("tea")
@@ -166,8 +166,8 @@ def test_a_delete_stops_a_background_build_which_counts_nothing_off(
 
 
 def test_a_cancelled_build_process_is_killed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(edge, "_BUILD_SCRIPT", sleeping_build(tmp_path))
+    monkeypatch.setattr(edge_copy, "BUILD_SCRIPT", sleeping_build(tmp_path))
     token = CancelToken()
     token.cancel("stopping")
     with cancellable(token), pytest.raises(Cancelled):
-        edge._optimize_copy(tmp_path, None, "test shard", timeout=600)
+        edge_copy.optimize_copy(tmp_path, None, "test shard", timeout=600)

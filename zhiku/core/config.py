@@ -96,11 +96,12 @@ class Settings(BaseModel):
     keyword_count: int = Field(10, ge=1, le=100)
     #: threads searching datasets at once when one query is routed across several
     search_threads: int = Field(8, ge=1)
-    #: threads each embedded store shard reads its segments with during a search. 1 searches in
-    #: the calling thread's turn: requests and a search's channels already run side by side, and
-    #: idle pool threads spin for work (with qdrant-edge's default, 8 per shard, a 10k-segment
-    #: hybrid search cost 4.3 ms of CPU instead of 2.8)
-    edge_search_threads: int = Field(1, ge=1, le=64)
+    #: the most threads an embedded store shard reads its segments with during a search: a shard
+    #: of at least 500,000 points is split into as many parts (one segment each) at its next
+    #: index build and searched a thread a part; a smaller one keeps one thread, as idle pool
+    #: threads spin for work (with qdrant-edge's default, 8 per shard, a 10k-segment hybrid
+    #: search cost 4.3 ms of CPU instead of 2.8). 1: no shard is split
+    edge_search_threads: int = Field(2, ge=1, le=64)
     # Chat model
     # An OpenAI-compatible chat model for answers, Q&A indexing and LLM routers; a dataset may
     # override it.

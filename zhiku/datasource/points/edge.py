@@ -24,12 +24,8 @@ What a caller must know about qdrant-edge-py 0.9:
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,12 +33,10 @@ from typing import Any
 
 import qdrant_edge as qe
 
-from zhiku.core.cancellation import checkpoint
 from zhiku.core.errors import StoreError
 from zhiku.core.file_lock import FileLock
 from zhiku.core.payload_filter import METADATA_PREFIX
 from zhiku.core.scope import DocumentScope
-from zhiku.datasource.points import edge_build
 from zhiku.datasource.points.collection import (
     DOCUMENT_KEY,
     MAX_FACET_VALUES,
@@ -55,56 +49,50 @@ from zhiku.datasource.points.collection import (
     scroll_points,
     store_errors,
 )
-from zhiku.datasource.points.edge_build import document_filter, payloads_file, write_payloads
+from zhiku.datasource.points.edge_build import document_filter, write_payloads
 from zhiku.datasource.points.edge_config import (
     CONFIG_FILE,
+    PART_MIN_POINTS,
     RESCORED,
-    build_full_scan,
     ensure_indexes,
     full_scan_kb,
     opened_full_scan,
     payload_indexes,
-    save_full_scan,
+    read_parts,
     scanned_at_most,
     shard_config,
+)
+from zhiku.datasource.points.edge_copy import (
+    LOCK,
+    OLD,
+    build_copy,
+    finish_swap,
+    plan_build,
+    remove_copy,
+    sibling,
 )
 from zhiku.datasource.points.edge_filters import ServedFilters, scope_conditions
 
 _TEMP_SEGMENTS = "temp_segments"
-#: Beside the shard directory: the copy being optimised, the original while the copy moves in,
-#: and the lock file of the process that has the shard open.
-_BUILD, _OLD, _LOCK, _PAYLOADS = ".build", ".old", ".lock", ".payloads.json"
 #: Below this many points, ``optimize`` runs in this process: no HNSW graph is built for them (see
 #: ``index_threshold_kb``), so merging segments takes less than starting a process would.
 CHILD_BUILD_MIN_POINTS = 5_000
-#: The build process's default time limit: BUILD_SECONDS plus BUILD_SECONDS_PER_POINT per point,
-#: about ten times what a build takes on one idle core (1,000,000 384-d points: ~1,300 s), so a
-#: hung build is stopped (killed, the copy dropped, the open shard kept) without cutting a slow
-#: one short.
-BUILD_SECONDS = 600.0
-BUILD_SECONDS_PER_POINT = 0.015
-#: Seconds between two looks at whether a running build was cancelled (then it is killed).
-_CANCEL_POLL_SECONDS = 0.25
-#: What the build process runs: it imports qdrant-edge only, and loads the copy with its saved config.
-_BUILD_SCRIPT = str(Path(edge_build.__file__))
 
 
 class EdgeCollection:
     """One qdrant-edge shard directory holding one named vector, set up as ``edge_config`` says:
     its payload indexes (``integer_indexes``: the shard's own integer keys), the int8 copies of
     dense vectors, and the full-scan bound (``index_threshold_kb`` where given: segments smaller
-    than it get no HNSW graph; Qdrant's default, 10,000 KB, is about 6,500 vectors of 384
-    dimensions). For sparse vectors, ``optimize`` also vacuums deleted points, which Qdrant's IDF
-    statistics keep counting until then.
+    than it get no HNSW graph, sparse ones no immutable index; Qdrant's default, 10,000 KB, is
+    about 6,500 vectors of 384 dimensions). For sparse vectors, ``optimize`` also vacuums deleted
+    points, which Qdrant's IDF statistics keep counting until then.
 
     ``child_build_min_points``: from this many points on, :meth:`optimize` builds in a child
     process on a copy (see the module docstring), killed after ``build_time_limit`` seconds (None:
-    :data:`BUILD_SECONDS` plus :data:`BUILD_SECONDS_PER_POINT` per point). Thread-safe: reads wait
-    only for a swap.
+    in proportion to the points, see ``edge_copy``). Thread-safe: reads wait only for a swap.
 
-    ``search_threads``: the shard's search pool, which reads its segments side by side. Its idle
-    threads spin for work before they sleep (``sched_yield``), so a pool as wide as qdrant-edge's
-    default (8, on any machine) costs a small search more CPU than it saves: 1 by default.
+    ``search_threads``: the most threads the shard searches its segments with, one a part once a
+    build has split it (from two ``part_min_points``); a smaller shard keeps one (``edge_config``).
     """
 
     #: qdrant-edge-py 0.9 keeps the GIL while it searches (200 searches of two shards take 2.6x
@@ -120,10 +108,12 @@ class EdgeCollection:
         child_build_min_points: int | None = None,
         build_time_limit: float | None = None,
         search_threads: int = 1,
+        part_min_points: int = PART_MIN_POINTS,
     ) -> None:
         self.path = Path(path)
         self.spec = spec
         self.search_threads = search_threads
+        self.part_min_points = part_min_points
         self._where = f"qdrant-edge shard {self.path}"
         self.index_threshold_kb = index_threshold_kb
         #: whether anything was written since the shard was opened or flushed: closing a shard
@@ -142,7 +132,7 @@ class EdgeCollection:
         self._lock = _shard_lock(self.path)
         self._shard: qe.EdgeShard | None = None
         try:
-            _finish_swap(self.path)
+            finish_swap(self.path)
             self._shard = self._open()
             with store_errors("payload index", self._where):
                 self._written = ensure_indexes(self._require(), payload_indexes(integer_indexes))
@@ -154,7 +144,8 @@ class EdgeCollection:
         # a shard keeps the full-scan bound its last build chose (see edge_config); opening a
         # dense one with another would make its next optimize rebuild the graph
         full_scan = opened_full_scan(self.path, self.spec, self.index_threshold_kb)
-        config = shard_config(self.spec, self.index_threshold_kb, self.search_threads, full_scan)
+        parts = read_parts(self.path)
+        config = shard_config(self.spec, self.index_threshold_kb, self.search_threads, full_scan, parts)
         try:
             if (self.path / CONFIG_FILE).exists():
                 shard = qe.EdgeShard.load(str(self.path), config)
@@ -324,15 +315,15 @@ class EdgeCollection:
                     self._read_scan_bound()
                     return
                 shard.flush()
-            build = _sibling(self.path, _BUILD)
+            plan = plan_build(
+                self.path, self.spec, points, self.index_threshold_kb, self.search_threads,
+                self.part_min_points, self.build_time_limit,
+            )  # fmt: skip
+            build = build_copy(self.path, payloads, self._where, plan)
             try:
-                full_scan = build_full_scan(self.spec, self.index_threshold_kb, points)
-                seconds = BUILD_SECONDS + BUILD_SECONDS_PER_POINT * points
-                seconds = seconds if self.build_time_limit is None else self.build_time_limit
-                _build_copy(self.path, build, payloads, self._where, seconds, (self.spec, full_scan))
                 self._swap_in(build)
             finally:
-                shutil.rmtree(build, ignore_errors=True)
+                remove_copy(build)
 
     def _swap_in(self, build: Path) -> None:
         """Replace the open shard by the optimised copy at ``build``, once no read is in flight."""
@@ -341,7 +332,7 @@ class EdgeCollection:
             self._readers.wait_for(lambda: self._reading_now == 0)
         try:
             self._close_shard()
-            old = _sibling(self.path, _OLD)
+            old = sibling(self.path, OLD)
             self.path.rename(old)
             build.rename(self.path)
             shutil.rmtree(old)
@@ -384,7 +375,7 @@ class EdgeCollection:
         try:
             self._close_shard()
             shutil.rmtree(self.path, ignore_errors=True)
-            _sibling(self.path, _LOCK).unlink(missing_ok=True)
+            sibling(self.path, LOCK).unlink(missing_ok=True)
         finally:
             self._lock.release()
 
@@ -410,7 +401,7 @@ def _shard_lock(path: Path) -> FileLock:
     its swap half-way, is not an interrupted one to clean up (the WAL lock comes only with the
     open, after the cleanup)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(_sibling(path, _LOCK))
+    lock = FileLock(sibling(path, LOCK))
     try:
         acquired = lock.acquire()
     except OSError as exc:
@@ -426,74 +417,3 @@ def _held_elsewhere(path: Path) -> str:
         "embedded store admits one process: stop the other process or send the request through "
         "the server that holds it"
     )
-
-
-def _sibling(path: Path, suffix: str) -> Path:
-    return path.with_name(path.name + suffix)
-
-
-def _build_copy(
-    shard: Path,
-    build: Path,
-    payloads: DocumentPayloads | None,
-    where: str,
-    seconds: float,
-    full_scan: tuple[VectorSpec, int],
-) -> None:
-    """Copy ``shard`` to ``build`` with the ``full_scan`` bound of its vector, and build the
-    copy's index in a child process, ``payloads`` written into it first (and the indexes of the
-    metadata keys of no field dropped)."""
-    shutil.rmtree(build, ignore_errors=True)
-    shutil.copytree(shard, build)
-    save_full_scan(build, *full_scan)
-    written = _sibling(shard, _PAYLOADS)
-    try:
-        if payloads is not None:
-            payloads_file(written, DOCUMENT_KEY, payloads.keys, payloads.updates(), METADATA_PREFIX)
-        _optimize_copy(build, written if payloads is not None else None, where, seconds)
-    finally:
-        written.unlink(missing_ok=True)
-
-
-def _optimize_copy(path: Path, payloads: Path | None, where: str, timeout: float) -> None:
-    """Optimise the shard copy at ``path`` in a child process (the build holds its GIL, not ours),
-    killed after ``timeout`` seconds, when this thread's work is cancelled (a background optimize
-    gives way to a delete or a stopping server: :func:`checkpoint`) or interrupted; the error
-    says the previous index still serves and which setting gives the build longer."""
-    child = subprocess.Popen(
-        [sys.executable, _BUILD_SCRIPT, str(path), *([str(payloads)] if payloads is not None else [])],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            try:
-                wait = max(0.0, min(_CANCEL_POLL_SECONDS, deadline - time.monotonic()))
-                _, stderr = child.communicate(timeout=wait)
-                break
-            except subprocess.TimeoutExpired:
-                if time.monotonic() >= deadline:
-                    raise StoreError(
-                        f"{where}: optimize stopped: its build process ran over {timeout:g} s and was "
-                        "killed; searches go on with the previous index (setting index_build_time_limit)"
-                    ) from None
-                checkpoint()
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.communicate()
-    if child.returncode != 0:
-        tail = stderr.decode("utf-8", errors="replace")[-1000:]
-        raise StoreError(f"{where}: optimize failed in its build process ({child.returncode}): {tail}")
-
-
-def _finish_swap(path: Path) -> None:
-    """Complete a swap that stopped half-way: the original went to ``.old`` and the copy had not
-    yet taken its place (restore the original), or had (drop the original); drop a stray copy."""
-    old, build = _sibling(path, _OLD), _sibling(path, _BUILD)
-    if old.exists() and not path.exists():
-        os.replace(old, path)
-    shutil.rmtree(old, ignore_errors=True)
-    shutil.rmtree(build, ignore_errors=True)

@@ -41,15 +41,27 @@ while they are fewer than its bound (Qdrant's default: 5,000 records); above it,
 query terms' postings and checks the filter on each, which costs about the same whatever the
 filter keeps. At a million records the walk took 10 ms under a filter admitting 10,000 and the
 scan 2.8 ms (17 ms for 100,000); at 100,000 records, 1.7 against 3.3 ms for 9,500. So a sparse
-shard's bound is a twentieth of its records, at least 5,000. Qdrant keeps a sparse segment's
+shard's bound is a twentieth of its records (of a part's, in a split shard), at least 5,000: a
+10% filter at a million records split in two took 10.3–11.6 ms under the whole shard's bound,
+whose 50,000 records each part scanned, and 4.2–4.3 ms under a part's. Qdrant keeps a sparse segment's
 bound until it rebuilds the segment for another reason (a merge, or the vacuum after a BM25
 reweight), never for the bound alone, so no rounding is needed there.
+
+**Parts.** qdrant-edge-py keeps the GIL while it searches, so the two channels of a hybrid search
+run one after the other; what runs side by side is a shard's segments, each read by a thread of
+its search pool. A shard of at least two :data:`PART_MIN_POINTS` is split by its build into as
+many parts as ``edge_search_threads`` allows (see ``edge_build``), and searched with that many
+threads; a smaller shard keeps one segment and one thread, as a pool's idle threads spin for
+work and a second thread costs a small search more than it saves (at 100,000 points split in
+two, a hybrid search took 3.5–5.6 ms against 2.2–3.6). A split shard is split again once it has
+doubled or halved since (its later builds index new points into segments of their own).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +74,7 @@ from zhiku.datasource.points.collection import (
     SUMMARY_KEY,
     VectorSpec,
 )
+from zhiku.datasource.points.edge_build import PARTS_FILE
 
 #: Qdrant's full-scan bound of the dense shards, in KB of float vectors: twice its default
 #: (10,000), as a scan by the vectors' int8 copies (then the best rescored by the vectors) costs
@@ -78,6 +91,8 @@ SPARSE_FULL_SCAN_MIN = 5_000
 SPARSE_SCAN_SHARE = 0.05
 #: Where a shard keeps its config.
 CONFIG_FILE = "edge_config.json"
+#: A shard is split into parts of at least this many points (see the module docstring).
+PART_MIN_POINTS = 250_000
 #: A dense search scores by the int8 copies, then the best ``limit`` times this by the vectors.
 RESCORE_OVERSAMPLING = 2.0
 #: How a dense search reads the int8 copies.
@@ -105,11 +120,12 @@ def sparse_full_scan(points: int) -> int:
     return max(SPARSE_FULL_SCAN_MIN, int(SPARSE_SCAN_SHARE * points))
 
 
-def build_full_scan(spec: VectorSpec, index_threshold_kb: int | None, points: int) -> int:
-    """The full-scan bound a build of ``points`` gives a shard of ``spec``: in KB of vectors for
-    a dense one (:func:`full_scan_kb`), in records for a sparse one (:func:`sparse_full_scan`)."""
+def build_full_scan(spec: VectorSpec, index_threshold_kb: int | None, points: int, parts: int = 1) -> int:
+    """The full-scan bound a build of ``points`` in ``parts`` gives a shard of ``spec``: in KB of
+    vectors for a dense one (:func:`full_scan_kb`), in records of a part for a sparse one
+    (:func:`sparse_full_scan`: each segment weighs its own records against it)."""
     if spec.sparse:
-        return sparse_full_scan(points)
+        return sparse_full_scan(points // max(parts, 1))
     assert spec.dim is not None
     return full_scan_kb(index_threshold_kb, points, spec.dim)
 
@@ -148,27 +164,83 @@ def _full_scan_holder(config: dict[str, Any], spec: VectorSpec) -> dict[str, Any
     return holder
 
 
+@dataclass(frozen=True)
+class ShardParts:
+    """How a shard was last split: into ``parts``, of ``points`` in all, its segments capped at
+    ``max_segment_kb`` (Qdrant's measure) since."""
+
+    parts: int
+    points: int
+    max_segment_kb: int
+
+
+def read_parts(shard: Path) -> ShardParts | None:
+    """How the shard at ``shard`` was last split; None if it never was (or the record is
+    unreadable: its next build splits it again if it is large)."""
+    try:
+        saved = json.loads((shard / PARTS_FILE).read_text(encoding="utf-8"))
+        return ShardParts(int(saved["parts"]), int(saved["points"]), int(saved["max_segment_kb"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def parts_after_build(shard: Path, due: int) -> int:
+    """How many parts the shard at ``shard`` has after a build that splits it into ``due`` (0:
+    as many as it had, 1 if it never was split)."""
+    last = read_parts(shard)
+    return due or (last.parts if last is not None else 1)
+
+
+def parts_due(shard: Path, points: int, search_threads: int, part_min_points: int = PART_MIN_POINTS) -> int:
+    """Into how many parts a build of the shard at ``shard``, holding ``points``, splits it: as
+    many as ``search_threads``, each of at least ``part_min_points``; 0 (none) when it has fewer
+    than two such parts, or was split into as many since it last doubled or halved."""
+    parts = min(search_threads, points // max(part_min_points, 1))
+    if parts < 2:
+        return 0
+    last = read_parts(shard)
+    if last is not None and last.parts == parts and last.points / 2 < points < 2 * last.points:
+        return 0
+    return parts
+
+
 def shard_config(
-    spec: VectorSpec, index_threshold_kb: int | None, search_threads: int, full_scan: int | None = None
+    spec: VectorSpec,
+    index_threshold_kb: int | None,
+    search_threads: int,
+    full_scan: int | None = None,
+    parts: ShardParts | None = None,
 ) -> qe.EdgeConfig:
     """The config a shard of ``spec`` is created or loaded with (a loaded shard takes it);
-    ``full_scan``: its full-scan bound (None: a dense shard's least, Qdrant's for a sparse one)."""
+    ``full_scan``: its full-scan bound (None: a dense shard's least, Qdrant's for a sparse one);
+    ``parts``: how it was split (its segment cap, and up to ``search_threads`` threads, one a
+    part; one thread if it was not)."""
+    threads = min(search_threads, parts.parts) if parts is not None else 1
+    cap = parts.max_segment_kb if parts is not None else None
     if spec.sparse:
         sparse = qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, full_scan_threshold=full_scan)
         return qe.EdgeConfig(
             sparse_vectors={spec.name: sparse},
-            optimizers=qe.EdgeOptimizersConfig(deleted_threshold=1e-9, vacuum_min_vector_number=1),
-            max_search_threads=search_threads,
+            optimizers=qe.EdgeOptimizersConfig(
+                deleted_threshold=1e-9,
+                vacuum_min_vector_number=1,
+                indexing_threshold=index_threshold_kb,
+                max_segment_size=cap,
+            ),
+            max_search_threads=threads,
         )
     assert spec.dim is not None
     threshold = index_threshold_kb
     scan_kb = full_scan if full_scan is not None else full_scan_kb(threshold)
+    optimizers = None
+    if threshold is not None or cap is not None:
+        optimizers = qe.EdgeOptimizersConfig(indexing_threshold=threshold, max_segment_size=cap)
     return qe.EdgeConfig(
         vectors={spec.name: qe.EdgeVectorParams(size=spec.dim, distance=qe.Distance.Cosine)},
         hnsw_config=qe.HnswIndexConfig(16, 100, scan_kb),
         quantization_config=_INT8,
-        optimizers=None if threshold is None else qe.EdgeOptimizersConfig(indexing_threshold=threshold),
-        max_search_threads=search_threads,
+        optimizers=optimizers,
+        max_search_threads=threads,
     )
 
 
