@@ -73,9 +73,10 @@ def test_open_finishes_a_swap_that_stopped_half_way(tmp_path: Path) -> None:
     collection.close()
     (tmp_path / "dense").rename(tmp_path / "dense.old")  # stopped before the copy moved in
     (tmp_path / "dense.build").mkdir()
+    (tmp_path / "dense.build.split").mkdir()  # and the shard a split of the copy was writing
     reopened = EdgeCollection(tmp_path / "dense", VectorSpec(DENSE, DIM))
     assert reopened.count() == POINTS
-    assert not (tmp_path / "dense.build").exists() and not (tmp_path / "dense.old").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dense", "dense.lock"]
     reopened.close()
 
 
