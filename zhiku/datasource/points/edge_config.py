@@ -42,10 +42,10 @@ query terms' postings and checks the filter on each, which costs about the same 
 filter keeps. At a million records the walk took 10 ms under a filter admitting 10,000 and the
 scan 2.8 ms (17 ms for 100,000); at 100,000 records, 1.7 against 3.3 ms for 9,500. So a sparse
 shard's bound is a twentieth of its records (of a part's, in a split shard), at least 5,000: a
-10% filter at a million records split in two took 10.3–11.6 ms under the whole shard's bound,
-whose 50,000 records each part scanned, and 4.2–4.3 ms under a part's. Qdrant keeps a sparse segment's
-bound until it rebuilds the segment for another reason (a merge, or the vacuum after a BM25
-reweight), never for the bound alone, so no rounding is needed there.
+10% filter at a million records split in two took 10.3–12.4 ms under the whole shard's bound,
+whose 50,000 records each part scanned, and 4.2–4.8 ms under a part's. Qdrant keeps a sparse
+segment's bound until it rebuilds the segment for another reason (a merge, or the vacuum after
+a BM25 reweight), never for the bound alone, so no rounding is needed there.
 
 **Parts.** qdrant-edge-py keeps the GIL while it searches, so the two channels of a hybrid search
 run one after the other; what runs side by side is a shard's segments, each read by a thread of
