@@ -23,7 +23,6 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +92,7 @@ def run(home: Path, documents: int, rounds: int, block: int = 1) -> dict[str, An
             table = variants["table"]()
             # the same documents; the table's scope also tests the payload once the dataset's
             # values are in its points (written in the background: maybe not yet)
-            assert table is not None and replace(table, payload_filter=None) == variants["json"](), name
+            assert table is not None and table.with_payload_filter(None) == variants["json"](), name
             times: dict[str, list[float]] = {variant: [] for variant in variants}
             for i in range(0, rounds, block):
                 for variant in sorted(variants, reverse=bool(i // block % 2)):

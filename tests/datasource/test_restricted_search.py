@@ -11,8 +11,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from zhiku.core.payload_filter import FieldTest, PayloadFilter
 from zhiku.core.scope import DocumentScope
-from zhiku.datasource.points.collection import PointCollection, VectorSpec
+from zhiku.datasource.points.collection import DOCUMENT_KEY, PointCollection, VectorSpec
 from zhiku.datasource.points.edge_config import (
     FULL_SCAN_KB,
     SCAN_MAX_POINTS,
@@ -29,6 +30,7 @@ from zhiku.datasource.vector.restricted import (
     EXACT_SEARCH_MAX,
     PLAIN_SCAN,
     DenseSearchPlan,
+    graph_search,
     is_restricted,
     restricted_search,
 )
@@ -100,6 +102,9 @@ def test_plan_at_the_bounds() -> None:
     assert restricted_search(0, 10, 128, plain_max=500) == PLAIN_SCAN
     assert restricted_search(500, 10, 128, plain_max=500) == PLAIN_SCAN
     assert restricted_search(501, 10, 128, plain_max=500) == DenseSearchPlan(exact=True)
+    # a scope admitting more than half the points (payload tests, no list) walks as unrestricted
+    assert restricted_search(501, 10, 128, points=1000) == graph_search(10, 128)
+    assert restricted_search(500, 10, 128, points=1000) == DenseSearchPlan(exact=True)
     # the beam is never narrower than the store's nor than the hits asked for
     assert restricted_search(10**6, 10, 2 * ACORN_HNSW_EF).hnsw_ef == 2 * ACORN_HNSW_EF
     assert restricted_search(10**6, 3 * ACORN_HNSW_EF, 128).hnsw_ef == 3 * ACORN_HNSW_EF
@@ -110,6 +115,9 @@ def test_which_scopes_are_counted() -> None:
     assert is_restricted(DocumentScope(frozenset({"a"})))
     assert not is_restricted(DocumentScope(frozenset({"a"}), exclude=True))  # most documents
     assert is_restricted(DocumentScope.of_section("Intro"))
+    most = DocumentScope.by_payload(PayloadFilter(()), lambda: DocumentScope(frozenset({"a"}), exclude=True))
+    assert is_restricted(most)  # not known until its list is read, which counting avoids
+    assert most.exclude and not is_restricted(most)  # once read, as a list
 
 
 @pytest.fixture(scope="module")
@@ -181,6 +189,36 @@ def test_unrestricted_searches_are_not_counted(graph_store: Any) -> None:
         store.search(queries[0], 10, DocumentScope(frozenset({documents[0]}), exclude=True))
         assert spy.counted == []
         assert spy.plans == [DenseSearchPlan(hnsw_ef=store.hnsw_ef)] * 2
+    finally:
+        store._collection = spy._collection
+
+
+@pytest.mark.parametrize("share", [0.15, 0.9])
+def test_payload_tests_are_counted_without_reading_the_list(graph_store: Any, share: float) -> None:
+    """Tested on the points' payload, a scope's list of documents is never read: the search counts
+    what it admits, exact at 15% of the points, the unrestricted walk at 90%."""
+    store, queries, points, ids, documents = graph_store
+    spy = recording(store)
+    try:
+        kept = sorted(set(documents))[: int(share * POINTS / PER_DOCUMENT)]
+        tests = PayloadFilter((FieldTest(DOCUMENT_KEY, strings=tuple(kept)),))
+
+        def unread() -> DocumentScope:
+            raise AssertionError("the list was read")
+
+        scope = DocumentScope.by_payload(tests, unread)
+        inside = np.isin(documents, kept)
+        for query in queries[:10]:
+            scores = np.where(inside, points @ query, -np.inf)
+            exact = {ids[i] for i in np.argsort(-scores)[:10]}
+            found = {s for s, _ in store.search(query, 10, scope)}
+            assert len(found & exact) >= (10 if share < 0.5 else 8)
+        # above the full-scan bound, the servable points are counted too
+        assert all(counted is scope for counted in spy.counted[::2]) and spy.counted[1::2] == [None] * 10
+        if share < 0.5:
+            assert spy.plans == [DenseSearchPlan(exact=True)] * 10
+        else:  # the walk of an unrestricted search
+            assert spy.plans == [DenseSearchPlan(hnsw_ef=store.hnsw_ef)] * 10
     finally:
         store._collection = spy._collection
 

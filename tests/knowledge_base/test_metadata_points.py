@@ -10,7 +10,6 @@ import random
 import subprocess
 import sys
 import textwrap
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from zhiku.core.errors import StoreError
 from zhiku.core.metadata import MetadataFilter
 from zhiku.core.payload_filter import metadata_key
 from zhiku.core.scope import DocumentScope
-from zhiku.knowledge_base import metadata_points
+from zhiku.knowledge_base import metadata, metadata_points
 from zhiku.knowledge_base.dataset import Dataset
 
 from .random_metadata import random_condition, set_random_values
@@ -50,7 +49,7 @@ def _both_ways(kb: KnowledgeBase, dataset: Dataset, scope: DocumentScope) -> tup
     index = kb.dataset_index(dataset.id)
     vector = index.embedding.embed_query("leave travel")
     terms = index.tokenizer.terms("leave travel")
-    listed = replace(scope, payload_filter=None)
+    listed = scope.with_payload_filter(None)
     tested = {f"v{i}" for i, _ in index.vector.search(vector, 1000, scope)}
     tested |= {f"t{i}" for i, _ in index.fulltext.search(terms, 1000, scope)}
     by_list = {f"v{i}" for i, _ in index.vector.search(vector, 1000, listed)}
@@ -116,6 +115,30 @@ def test_filters_use_the_list_until_a_change_is_in_the_points(kb: KnowledgeBase)
     held = {p.payload.get(key) for p in index.vector._collection.scroll(with_vector=False)}  # type: ignore[attr-defined]
     assert held == {None}
     assert dataset.search("policy", filter=where) == []
+
+
+def test_a_search_tested_on_the_payload_reads_no_list_of_documents(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The embedded stores test the filter in their points: only the keyword postings (SQL)
+    read the scope's list of documents, once a search asks them."""
+    dataset = kb.create_dataset("d")
+    dataset.metadata.add_field("team", "string")
+    hr = dataset.add_text("hr.md", "# Leave\n\nannual leave policy").id
+    dataset.add_text("it.md", "# Leave\n\nlaptop leave policy")
+    dataset.metadata.set_values(hr, {"team": "hr"})
+    assert kb.wait_for_metadata_points(60)
+    reads: list[str] = []
+    read = metadata.resolve
+    monkeypatch.setattr(metadata, "resolve", lambda *args: reads.append("read") or read(*args))
+    where = MetadataFilter.model_validate({"conditions": [TEAM_IS_HR]})
+    for method in ("hybrid_search", "semantic_search", "full_text_search"):
+        for section in (None, "Leave"):
+            hits = dataset.search("leave policy", filter=where, search_method=method, section=section)
+            assert [hit.document_id for hit in hits] == [hr], (method, section)
+    assert reads == []
+    hits = dataset.search("leave policy", filter=where, search_method="keyword_search")
+    assert [hit.document_id for hit in hits] == [hr] and reads == ["read"]
 
 
 _CHANGE_THEN_STOP = textwrap.dedent(

@@ -4,7 +4,6 @@ path, filled by its migration, read by index, and answering filters exactly as t
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -69,7 +68,7 @@ def _check_against_oracle(kb: KnowledgeBase, dataset: Dataset, rng: random.Rando
             checked = check_filter(where, fields, builtin=True)
             expected = json_scope(session, dataset.id, checked, where.logical_operator)
         assert scope is not None
-        assert replace(scope, payload_filter=None) == expected, where.model_dump()
+        assert scope.with_payload_filter(None) == expected, where.model_dump()
         excluded += expected.exclude
     return excluded
 

@@ -117,7 +117,8 @@ def test_a_filter_on_a_field_reads_index_ranges_only(kb: KnowledgeBase) -> None:
     event.listen(engine, "before_cursor_execute", record)
     try:
         for condition in conditions:
-            dataset.metadata.scope(MetadataFilter.model_validate({"conditions": [condition]}))
+            scope = dataset.metadata.scope(MetadataFilter.model_validate({"conditions": [condition]}))
+            assert scope is not None and scope.ids is not None  # its list read, as a store asks
     finally:
         event.remove(engine, "before_cursor_execute", record)
     reads = [(s, p) for s, p in statements if "document_metadata_values" in s]

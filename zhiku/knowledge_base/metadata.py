@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import func, select
@@ -174,7 +173,11 @@ class DatasetMetadata:
 
     def scope(self, metadata_filter: MetadataFilter) -> DocumentScope | None:
         """The documents ``metadata_filter`` keeps, as a scope for the search channels; None for
-        a filter without conditions. InvalidInput names an unknown field or a misused operator."""
+        a filter without conditions. InvalidInput names an unknown field or a misused operator.
+
+        When the points' payload holds every value (no change waiting) and each condition has a
+        payload test, the scope carries the tests and reads its list of documents only if a
+        store that cannot test a payload asks for it (see :mod:`zhiku.core.scope`)."""
         if not metadata_filter.conditions:
             return None
         datasets = DatasetRow.__table__.c  # the table's columns: no ORM object for one read
@@ -187,11 +190,16 @@ class DatasetMetadata:
                 raise NotFound(f"no dataset {self.dataset_id!r}")
             fields = {f["name"]: MetadataField.model_validate(f) for f in row.metadata_fields or []}
             checked = check_filter(metadata_filter, fields, builtin=row.builtin_metadata)
-            scope = resolve(session, self.dataset_id, checked, metadata_filter.logical_operator)
-            tests = payload_filter(checked, metadata_filter.logical_operator)
+            joined = metadata_filter.logical_operator
+            tests = payload_filter(checked, joined)
             if tests is None or has_pending(session.connection(), self.dataset_id):
-                return scope
-            return replace(scope, payload_filter=tests)
+                return resolve(session, self.dataset_id, checked, joined)
+
+        def read() -> DocumentScope:
+            with self._sessions() as session:
+                return resolve(session, self.dataset_id, checked, joined)
+
+        return DocumentScope.by_payload(tests, read)
 
     # -- helpers -----------------------------------------------------------------------------
 

@@ -69,7 +69,7 @@ def search_filter(
     must_not: list[Any] = (
         [qe.FieldCondition(SUMMARY_KEY, match=qe.MatchValue(1))] if check_summary and not summaries else []
     )
-    if scope is not None and scope.exclude and not scope.all_documents and scope.payload_filter is None:
+    if scope is not None and scope.payload_filter is None and scope.exclude and not scope.all_documents:
         must_not.append(_in_documents(scope))
     must.extend(scope_conditions(scope))
     if not must and not must_not:

@@ -93,10 +93,19 @@ class DenseVectorStore(PointStore):
         if limit <= 0 or (scope is not None and scope.empty):
             return []
         values = self._values(vector)
-        if is_restricted(scope):
+        if scope is not None and is_restricted(scope):
             admitted = self._collection.admitted(scope, summaries=summaries)
+            plain_max = self._collection.plain_search_max
+            # payload tests without their list may admit most of the points: only then are the
+            # points counted (an estimate, as ``admitted``; an exact count reads every segment)
+            many = not scope.listed and admitted > plain_max
             plan = restricted_search(
-                admitted, limit, self.hnsw_ef, self.exact_search_max, self._collection.plain_search_max
+                admitted,
+                limit,
+                self.hnsw_ef,
+                self.exact_search_max,
+                plain_max,
+                points=self._collection.admitted(None, summaries=summaries) if many else 0,
             )
         else:
             plan = graph_search(limit, self.hnsw_ef)

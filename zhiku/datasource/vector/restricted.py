@@ -24,6 +24,9 @@ then:
 The figures behind both bounds are on the documentation's Speed page.
 
 An unrestricted search (or one that only leaves documents out) is not counted and runs as before.
+A scope of payload tests whose list of documents is not read may admit few points or most: it is
+counted, and one admitting more than half the points runs as an unrestricted search (as a scope
+listing the documents it leaves out does).
 """
 
 from __future__ import annotations
@@ -55,9 +58,9 @@ PLAIN_SCAN = DenseSearchPlan()
 
 def is_restricted(scope: DocumentScope | None) -> bool:
     """Whether a search in ``scope`` may admit few points, so they are counted first: a list of
-    the documents admitted, or a section. A scope leaving documents out admits most of them (a
-    scope keeps the shorter list)."""
-    return scope is not None and (not scope.exclude or scope.section is not None)
+    the documents admitted, a section, or payload tests (whose list is not read). A scope leaving
+    documents out admits most of them (a scope keeps the shorter list)."""
+    return scope is not None and (scope.section is not None or not scope.listed or not scope.exclude)
 
 
 def graph_search(limit: int, hnsw_ef: int) -> DenseSearchPlan:
@@ -66,11 +69,19 @@ def graph_search(limit: int, hnsw_ef: int) -> DenseSearchPlan:
 
 
 def restricted_search(
-    admitted: int, limit: int, hnsw_ef: int, exact_max: int = EXACT_SEARCH_MAX, plain_max: int = 0
+    admitted: int,
+    limit: int,
+    hnsw_ef: int,
+    exact_max: int = EXACT_SEARCH_MAX,
+    plain_max: int = 0,
+    points: int = 0,
 ) -> DenseSearchPlan:
-    """The plan for a search whose scope admits about ``admitted`` points: up to ``plain_max``
-    (if above 0) the engine's own plan (a scan of the points, below its full-scan bound), up to
-    ``exact_max`` exact, else the ACORN walk with a beam of at least ``ACORN_HNSW_EF``."""
+    """The plan for a search whose scope admits about ``admitted`` of ``points`` points: more
+    than half of them, the unrestricted walk; up to ``plain_max`` (if above 0) the engine's own
+    plan (a scan of the points, below its full-scan bound), up to ``exact_max`` exact, else the
+    ACORN walk with a beam of at least ``ACORN_HNSW_EF``."""
+    if 2 * admitted > points > 0:
+        return graph_search(limit, hnsw_ef)
     if admitted <= plain_max and plain_max > 0:
         return PLAIN_SCAN
     if admitted <= exact_max:
