@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-from sqlalchemy import create_engine, make_url, text
+from sqlalchemy import create_engine, event, make_url, text
 
 from zhiku.core.config import Settings
 from zhiku.core.errors import ConfigError, StoreError
@@ -85,6 +85,35 @@ def test_a_filtered_top_10_holds_what_an_exact_search_finds(pgvector_url: str) -
     finally:
         exact_store.close()
         graph_store.close()
+
+
+def test_a_scope_is_counted_in_its_documents_and_disabled_points_stay_out(pgvector_url: str) -> None:
+    """The count that chooses the exact scan reads the scope's documents alone (their index, not
+    each row's ``enabled``): disabled points count towards the bound, and are never found."""
+    rng = np.random.default_rng(5)
+    points = clustered(rng, 60)
+    ids = [str(uuid.UUID(int=i + 1)) for i in range(60)]
+    store = PgVectorStore(pgvector_url, "segments", DIM, exact_scan_max=30)
+    counts: list[str] = []
+
+    def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        if statement.startswith("SELECT count(*)"):
+            counts.append(statement)
+
+    try:
+        store.upsert([VectorRecord(ids[i], points[i], f"doc-{i // 30}") for i in range(60)])
+        store.set_enabled(ids[:10], False)  # doc-0: 20 enabled of its 30 points
+        event.listen(store.engine, "before_cursor_execute", record)
+        for scope, admitted in (
+            (DocumentScope(frozenset({"doc-0"})), ids[10:30]),
+            (DocumentScope(frozenset({"doc-0", "doc-1"})), ids[10:]),
+        ):
+            found = [i for i, _ in store.search(points[0], 60, scope)]
+            assert sorted(found) == sorted(admitted)
+        assert len(counts) == 2 and not any("enabled" in statement for statement in counts)
+    finally:
+        event.remove(store.engine, "before_cursor_execute", record)
+        store.close()
 
 
 def test_a_table_of_another_dimension_is_a_clear_error(pgvector_url: str) -> None:

@@ -54,10 +54,12 @@ psycopg.adapters.register_dumper(QueryVector, _QueryVectorDumper)
 
 @dataclass(frozen=True)
 class Served:
-    """What a search admits, as a condition of SQL (``where``) and its parameters."""
+    """What a search admits, as a condition of SQL (``where``) and its parameters; ``in_scope``,
+    the scope's own part (its documents, its section: what the indexes answer alone)."""
 
     where: str
     params: dict[str, Any] = field(default_factory=dict)
+    in_scope: str = "true"
 
 
 def served(scope: DocumentScope | None, summaries: bool) -> Served:
@@ -67,21 +69,26 @@ def served(scope: DocumentScope | None, summaries: bool) -> Served:
     params: dict[str, Any] = {}
     if not summaries:
         conditions.append("summary IS NOT TRUE")
+    in_scope = []
     if scope is not None and not scope.all_documents:
         params["documents"] = sorted(scope.ids)
-        in_scope = "document_id = ANY(%(documents)s::text[])"
-        conditions.append(f"NOT ({in_scope})" if scope.exclude else in_scope)
+        listed = "document_id = ANY(%(documents)s::text[])"
+        in_scope.append(f"NOT ({listed})" if scope.exclude else listed)
     if scope is not None and scope.section is not None:
         params["section"] = [scope.section]
-        conditions.append("sections @> %(section)s::text[]")
-    return Served(" AND ".join(conditions), params)
+        in_scope.append("sections @> %(section)s::text[]")
+    return Served(" AND ".join(conditions + in_scope), params, " AND ".join(in_scope) or "true")
 
 
 def admitted_at_most(connection: Connection, table: str, admitted: Served, most: int) -> bool:
-    """Whether no more than ``most`` points of ``table`` pass ``admitted`` (counting stops past it)."""
+    """Whether no more than ``most`` points of ``table`` can pass ``admitted``: the points in its
+    scope are counted (up to ``most + 1``), disabled ones and summaries too, so that a scope of
+    documents is counted in their ``document_id`` index alone (1.4 against 6.8 ms for 10,000
+    points, whose rows were read to test ``enabled``). A count past ``most`` only sends the
+    search the way of larger scopes."""
+    statement = f'SELECT 1 FROM "{table}" WHERE {admitted.in_scope} LIMIT %(most)s'
     count = connection.exec_driver_sql(
-        f'SELECT count(*) FROM (SELECT 1 FROM "{table}" WHERE {admitted.where} LIMIT %(most)s) AS admitted',
-        {**admitted.params, "most": most + 1},
+        f"SELECT count(*) FROM ({statement}) AS admitted", {**admitted.params, "most": most + 1}
     ).scalar_one()
     return int(count) <= most
 
