@@ -116,6 +116,31 @@ def test_a_scope_is_counted_in_its_documents_and_disabled_points_stay_out(pgvect
         store.close()
 
 
+def test_optimize_leaves_the_document_index_answering_a_count_alone(pgvector_url: str) -> None:
+    """Vacuumed by ``optimize``, a table just written has every page marked visible, so the count
+    of a scope's points reads the ``document_id`` index and no row."""
+    rng = np.random.default_rng(6)
+    store = PgVectorStore(pgvector_url, "segments", DIM)
+    try:
+        points = clustered(rng, 600)
+        store.upsert(
+            [VectorRecord(str(uuid.UUID(int=i + 1)), points[i], f"doc-{i // 60}") for i in range(600)]
+        )
+        store.optimize()
+        with store.engine.begin() as connection:  # a plan through the index, whatever it costs
+            connection.exec_driver_sql("SET LOCAL enable_seqscan = off")
+            connection.exec_driver_sql("SET LOCAL enable_bitmapscan = off")
+            plan = connection.exec_driver_sql(
+                f'EXPLAIN (ANALYZE) SELECT count(*) FROM "{store.table_name}"'
+                " WHERE document_id = ANY(ARRAY['doc-1', 'doc-2'])"
+            ).all()
+        lines = [row[0] for row in plan]
+        assert any("Index Only Scan" in line for line in lines), lines
+        assert any("Heap Fetches: 0" in line for line in lines), lines
+    finally:
+        store.close()
+
+
 def test_a_table_of_another_dimension_is_a_clear_error(pgvector_url: str) -> None:
     PgVectorStore(pgvector_url, "segments", DIM).close()
     with pytest.raises(StoreError, match=f"holds vectors of {DIM} dimensions.*model gives {DIM * 2}"):
