@@ -37,6 +37,8 @@ def test_the_list_is_read_when_first_asked_for_and_only_once() -> None:
     assert scope == DocumentScope(frozenset({"d1", "d2"}), payload_filter=TEAM_IS_HR)
     assert hash(scope) == hash(DocumentScope(frozenset({"d1", "d2"}), payload_filter=TEAM_IS_HR))
     assert reader.reads == 1
+    with pytest.raises(AttributeError):  # hashed by its contents: none of them can change
+        scope.section = "A"  # type: ignore[misc]
 
 
 def test_threads_asking_together_share_one_read() -> None:

@@ -64,7 +64,7 @@ class DocumentScope:
     reads that list only when asked for it (``listed`` says whether it is at hand).
     """
 
-    __slots__ = ("_documents", "section", "payload_filter")
+    __slots__ = ("_documents", "_section", "_payload_filter")
 
     def __init__(
         self,
@@ -74,8 +74,8 @@ class DocumentScope:
         payload_filter: PayloadFilter | None = None,
     ) -> None:
         self._documents = _DocumentList((frozenset(ids), exclude))
-        self.section = section
-        self.payload_filter = payload_filter
+        self._section = section
+        self._payload_filter = payload_filter
 
     @classmethod
     def of_section(cls, section: str) -> DocumentScope:
@@ -89,6 +89,14 @@ class DocumentScope:
         scope = cls(frozenset(), payload_filter=payload_filter)
         scope._documents = _DocumentList(None, read)
         return scope
+
+    @property
+    def section(self) -> str | None:
+        return self._section
+
+    @property
+    def payload_filter(self) -> PayloadFilter | None:
+        return self._payload_filter
 
     @property
     def ids(self) -> frozenset[str]:

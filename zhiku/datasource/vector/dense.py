@@ -96,9 +96,10 @@ class DenseVectorStore(PointStore):
         if scope is not None and is_restricted(scope):
             admitted = self._collection.admitted(scope, summaries=summaries)
             plain_max = self._collection.plain_search_max
-            # payload tests without their list may admit most of the points: only then are the
-            # points counted (an estimate, as ``admitted``; an exact count reads every segment)
-            many = not scope.listed and admitted > plain_max
+            # payload tests may admit most of the points (a list would name those left out), which
+            # an exact search would compare one by one: then the points are counted too (an
+            # estimate, as ``admitted``; an exact count reads every segment)
+            many = scope.payload_filter is not None and plain_max < admitted <= self.exact_search_max
             plan = restricted_search(
                 admitted,
                 limit,
