@@ -43,6 +43,20 @@ def _filled(kb: KnowledgeBase, documents: int) -> Dataset:
     return dataset
 
 
+def _hr_and_it(
+    kb: KnowledgeBase, hr_name: str, hr_text: str, it_name: str, it_text: str
+) -> tuple[Dataset, str]:
+    """A dataset of two documents with a field ``team``, ``hr`` on the first (its id returned),
+    the value in the points."""
+    dataset = kb.create_dataset("d")
+    dataset.metadata.add_field("team", "string")
+    hr = dataset.add_text(hr_name, hr_text).id
+    dataset.add_text(it_name, it_text)
+    dataset.metadata.set_values(hr, {"team": "hr"})
+    assert kb.wait_for_metadata_points(60)
+    return dataset, hr
+
+
 def _both_ways(kb: KnowledgeBase, dataset: Dataset, scope: DocumentScope) -> tuple[set[str], set[str]]:
     """Every point each store's search admits (a limit above the points: all of them), with the
     payload's tests, and with the list of documents only."""
@@ -122,12 +136,9 @@ def test_a_search_tested_on_the_payload_reads_no_list_of_documents(
 ) -> None:
     """The embedded stores test the filter in their points: only the keyword postings (SQL)
     read the scope's list of documents, once a search asks them."""
-    dataset = kb.create_dataset("d")
-    dataset.metadata.add_field("team", "string")
-    hr = dataset.add_text("hr.md", "# Leave\n\nannual leave policy").id
-    dataset.add_text("it.md", "# Leave\n\nlaptop leave policy")
-    dataset.metadata.set_values(hr, {"team": "hr"})
-    assert kb.wait_for_metadata_points(60)
+    dataset, hr = _hr_and_it(
+        kb, "hr.md", "# Leave\n\nannual leave policy", "it.md", "# Leave\n\nlaptop leave policy"
+    )
     reads: list[str] = []
     read = metadata.resolve
     monkeypatch.setattr(metadata, "resolve", lambda *args: reads.append("read") or read(*args))
@@ -277,12 +288,7 @@ def test_a_deleted_fields_payload_index_goes_with_the_next_change(kb: KnowledgeB
 
 
 def test_a_move_between_backends_writes_the_values_into_the_new_points(kb: KnowledgeBase) -> None:
-    dataset = kb.create_dataset("d")
-    dataset.metadata.add_field("team", "string")
-    hr = dataset.add_text("hr.txt", "annual leave policy").id
-    dataset.add_text("it.txt", "laptop travel policy")
-    dataset.metadata.set_values(hr, {"team": "hr"})
-    assert kb.wait_for_metadata_points(60)
+    dataset, hr = _hr_and_it(kb, "hr.txt", "annual leave policy", "it.txt", "laptop travel policy")
     where = MetadataFilter.model_validate({"conditions": [TEAM_IS_HR]})
     key = metadata_key(dataset.metadata.fields()[0].id)
     for backend in ("qdrant", "edge"):
