@@ -36,7 +36,7 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 stop() {
     "${as_owner[@]}" "$BIN/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true
-    rm -rf "$work"
+    rm -rf "$work" || true
 }
 trap stop EXIT
 

@@ -20,9 +20,19 @@ work=$(mktemp -d)
 port=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 redis-server --bind 127.0.0.1 --port "$port" --dir "$work" --save "" --appendonly no \
     --daemonize yes --pidfile "$work/redis.pid" --logfile "$work/redis.log"
+# The server is waited for before its directory is removed (it writes its log while it shuts
+# down), and a failed removal of a temp dir does not change the command's exit status.
 stop() {
-    [ -f "$work/redis.pid" ] && kill "$(cat "$work/redis.pid")" 2>/dev/null || true
-    rm -rf "$work"
+    local pid
+    pid=$(cat "$work/redis.pid" 2>/dev/null || true)
+    if [ -n "$pid" ]; then
+        kill "$pid" 2>/dev/null || true
+        for _ in $(seq 100); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+    fi
+    rm -rf "$work" || true
 }
 trap stop EXIT
 for _ in $(seq 50); do
