@@ -182,6 +182,8 @@ class DocumentScope:
         return self.ids, self.exclude, self.section, self.payload_filter
 
     def __eq__(self, other: object) -> bool:
+        """Same documents, section and payload tests; compares lists, so it reads a scope's
+        list if not read yet (a store's search never compares scopes)."""
         return isinstance(other, DocumentScope) and self._key() == other._key()
 
     def __hash__(self) -> int:
