@@ -11,7 +11,7 @@ import pytest
 from zhiku.benchmarking import SyntheticEmbedding, run_benchmark
 from zhiku.benchmarking.corpus import build_corpus, write_corpus
 from zhiku.benchmarking.runner import KEPT_MARKER
-from zhiku.benchmarking.timing import Latency, paired_sum
+from zhiku.benchmarking.timing import Latency, paired_sum, time_warm
 from zhiku.core.errors import InvalidInput
 from zhiku.providers.embedding import create_embedding_model
 
@@ -52,6 +52,13 @@ def test_latency_percentiles_and_paired_sum() -> None:
     assert latency.p50 == pytest.approx(3.0) and latency.p95 == pytest.approx(80.8)
     assert latency.p99 == pytest.approx(96.16) and latency.to_json()["p99"] == latency.p99
     assert paired_sum([1.0, 2.0, 3.0], [0.5, 0.25]) == [1.5, 2.25, 3.5]
+
+
+def test_a_warm_timing_calls_each_item_once_untimed_then_once_timed() -> None:
+    calls: list[str] = []
+    seconds = time_warm(["a", "b", "c"], calls.append)
+    assert calls == ["a", "b", "c", "a", "b", "c"] and len(seconds) == 3
+    assert all(value >= 0 for value in seconds)
 
 
 def test_run_benchmark_reports_every_figure(tmp_path: Path) -> None:

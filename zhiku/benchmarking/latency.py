@@ -1,6 +1,7 @@
 """Query latency of a dataset's search methods, without the query embedding.
 
-Each method is timed on the same queries, after a warm-up, as the dataset's own search runs it:
+Each method is timed on the same queries, after an untimed pass over them (see
+:func:`~zhiku.benchmarking.timing.time_warm`), as the dataset's own search runs it:
 
 - ``semantic``: the vector store's search with a query vector embedded beforehand;
 - ``full_text``: query tokenization plus the BM25 store's search (``full_text_store``: the
@@ -19,7 +20,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from zhiku.benchmarking.timing import WARMUP_CALLS, Latency, time_each
+from zhiku.benchmarking.timing import WARMUP_CALLS, Latency, time_each, time_warm
 from zhiku.core.metadata import MetadataFilter
 from zhiku.core.retrieval_config import RetrievalConfig
 from zhiku.knowledge_base.dataset import Dataset
@@ -86,9 +87,10 @@ def precomputed_queries(index: DatasetIndex, vectors: Mapping[str, np.ndarray]) 
 
 
 def method_latencies(
-    index: DatasetIndex, queries: Sequence[str], top_k: int = 10
+    index: DatasetIndex, queries: Sequence[str], top_k: int = 10, *, warm: bool = True
 ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
-    """Seconds per query of each method (see the module docstring), query embedding excluded.
+    """Seconds per query of each method (see the module docstring), query embedding excluded;
+    with ``warm`` false, after a few warm-up calls instead of a whole pass (a first pass).
 
     Also returns, per channel, the seconds the channel took inside each timed hybrid search,
     as ``slowest`` the slowest channel's seconds of each, and as ``searches`` the seconds of all
@@ -98,11 +100,12 @@ def method_latencies(
     vectors = {query: index.embedding.embed_query(query) for query in queries}
     tokens = {query: index.tokenizer.terms(query) for query in queries}
     hybrid = hybrid_config(top_k)
+    timed = time_warm if warm else time_each
     seconds = {
-        "semantic": time_each(queries, lambda q: index.vector.search(vectors[q], top_k)),
-        "full_text": time_each(queries, lambda q: index.fulltext.search(index.tokenizer.terms(q), top_k)),
-        "full_text_store": time_each(queries, lambda q: index.fulltext.search(tokens[q], top_k)),
-        "keyword": time_each(queries, lambda q: index.keywords.search(q, top_k)),
+        "semantic": timed(queries, lambda q: index.vector.search(vectors[q], top_k)),
+        "full_text": timed(queries, lambda q: index.fulltext.search(index.tokenizer.terms(q), top_k)),
+        "full_text_store": timed(queries, lambda q: index.fulltext.search(tokens[q], top_k)),
+        "keyword": timed(queries, lambda q: index.keywords.search(q, top_k)),
     }
     channels: dict[str, list[float]] = {}
 
@@ -114,7 +117,7 @@ def method_latencies(
         channels.setdefault("slowest", []).append(max(timings.values(), default=0.0) / 1000.0)
 
     with precomputed_queries(index, vectors):
-        for query in queries[:WARMUP_CALLS]:
+        for query in queries if warm else queries[:WARMUP_CALLS]:
             index.search_service.fused_with_timings(query, hybrid)
         seconds["hybrid"] = time_each(queries, search_hybrid, warmup=0)
     return seconds, channels
@@ -133,8 +136,8 @@ def filtered_latencies(
 ) -> tuple[dict[str, list[float]], dict[str, float]]:
     """Seconds per hybrid query with a metadata filter keeping 10% and 1% of the documents
     (a number field ``bucket`` = position % 100), the filter's SQL included, query embedding
-    excluded; and the mean number of hits each returned (``top_k`` when the filter is pushed
-    into the channels, fewer if it were applied after them)."""
+    excluded, each filter after an untimed pass; and the mean number of hits each returned
+    (``top_k`` when the filter is pushed into the channels, fewer if it were applied after them)."""
     metadata = dataset.metadata
     vectors = {query: index.embedding.embed_query(query) for query in queries}
     hybrid = hybrid_config(top_k)
@@ -149,7 +152,7 @@ def filtered_latencies(
                 scope = metadata.scope(where)
                 found.append(len(index.search_service.fused(query, hybrid, scope=scope)))
 
-            seconds[name] = time_each(queries, search)
+            seconds[name] = time_warm(queries, search)
             mean_hits[name] = round(sum(found[-len(queries) :]) / len(queries), 2)
     return seconds, mean_hits
 
