@@ -39,6 +39,11 @@ def test_the_store_comparison_reports_each_backend_and_drops_what_it_built(
         assert recall == {"hybrid_filtered_10pct": 1.0, "hybrid_filtered_1pct": 1.0}
     assert "pgvector: ingest" in ran.stderr and "filtered_1pct: p50" in ran.stderr
     assert "hybrid_first_pass: p50" in ran.stderr
+    ratios = result["p50_ratio_to_edge"]["pgvector"]
+    assert set(ratios) == set(result["stores"]["edge"]["latency_ms"]) and min(ratios.values()) > 0
+    edge, pgvector = (result["stores"][b]["latency_ms"]["hybrid"]["p50"] for b in ("edge", "pgvector"))
+    assert ratios["hybrid"] == round(pgvector / edge, 2)
+    assert f"pgvector p50 / edge p50: first_pass {ratios['hybrid_first_pass']}x, hybrid" in ran.stderr
     engine = create_engine(pgvector_url)
     assert inspect(engine).get_table_names() == []  # the run's tables are dropped
     engine.dispose()
@@ -59,7 +64,7 @@ def test_the_embedded_stores_alone_each_timed_pass_after_an_untimed_one(
     ran = CliRunner().invoke(main, [*command, "--queries", "6", "--json"])
     assert ran.exit_code == 0, ran.output
     result = json.loads(ran.stdout)
-    assert set(result["stores"]) == {"edge"}
+    assert set(result["stores"]) == {"edge"} and result["p50_ratio_to_edge"] == {}
     assert set(result["stores"]["edge"]["filtered_semantic_recall@10"].values()) == {1.0}
     # the first pass after 5 warm-up calls, then the unfiltered and both filters' passes each
     # after an untimed pass over the 6 queries

@@ -67,7 +67,23 @@ def compare_stores(
                 Path(tmp) / backend, vector_backend=backend, fulltext_backend=backend, **servers
             ) as kb:
                 result["stores"][backend] = _run(kb, files, corpus.queries, say)
+    result["p50_ratio_to_edge"] = _ratios_to_edge(result["stores"])
     return result
+
+
+def _ratios_to_edge(stores: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Each other backend's p50 of every timed search over the embedded stores' (same run)."""
+    if "edge" not in stores:
+        return {}
+    edge = stores["edge"]["latency_ms"]
+    return {
+        backend: {
+            name: round(latency["p50"] / edge[name]["p50"], 2)
+            for name, latency in figures["latency_ms"].items()
+        }
+        for backend, figures in stores.items()
+        if backend != "edge"
+    }
 
 
 def _run(kb: KnowledgeBase, files: Sequence[Path], queries: list[str], say: Log) -> dict[str, Any]:
@@ -145,4 +161,7 @@ def format_stores(result: dict[str, Any]) -> list[str]:
         for name, label in ((n, n.removeprefix("hybrid_") if n in FILTER_SHARES else n) for n in names):
             extra = f", semantic recall@10 vs exact {recall[name]}" if name in recall else ""
             lines.append(f"    {label}: p50 {latency[name]['p50']} ms, p99 {latency[name]['p99']} ms{extra}")
+    for backend, ratios in result.get("p50_ratio_to_edge", {}).items():
+        shown = ", ".join(f"{name.removeprefix('hybrid_')} {ratio}x" for name, ratio in ratios.items())
+        lines.append(f"  {backend} p50 / edge p50: {shown}")
     return lines
