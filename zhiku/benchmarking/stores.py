@@ -8,7 +8,8 @@ each after an untimed pass over the queries, as a server's searches mostly find 
 memory (``hybrid_first_pass``: the unfiltered one timed first, what the build left on disk read
 as it goes; query embedding excluded, see :mod:`zhiku.benchmarking.latency`), and measure the
 filtered semantic search's recall@10 against an exact search of the admitted points (their
-stored vectors compared with numpy). A pgvector run uses the settings' ``pgvector_url`` (or a
+stored vectors compared with numpy); last, each other backend's p50 over the embedded stores'
+(``p50_ratio_to_edge``). A pgvector run uses the settings' ``pgvector_url`` (or a
 PostgreSQL ``database_url``) and drops its tables at the end.
 """
 
@@ -161,7 +162,7 @@ def format_stores(result: dict[str, Any]) -> list[str]:
         for name, label in ((n, n.removeprefix("hybrid_") if n in FILTER_SHARES else n) for n in names):
             extra = f", semantic recall@10 vs exact {recall[name]}" if name in recall else ""
             lines.append(f"    {label}: p50 {latency[name]['p50']} ms, p99 {latency[name]['p99']} ms{extra}")
-    for backend, ratios in result.get("p50_ratio_to_edge", {}).items():
+    for backend, ratios in result["p50_ratio_to_edge"].items():
         shown = ", ".join(f"{name.removeprefix('hybrid_')} {ratio}x" for name, ratio in ratios.items())
         lines.append(f"  {backend} p50 / edge p50: {shown}")
     return lines
